@@ -38,6 +38,9 @@ MAX_FILE_BYTES = int(ENV.get("CODEBASE_RAG_MAX_FILE_BYTES", 1_000_000))
 MAX_TOKENS = 256                # MiniLM's window (word pieces, with [CLS] and [SEP])
 HEADER_TOKENS = 64              # at most this much of each window repeats the header
 BATCH_SIZE = int(ENV.get("CODEBASE_RAG_BATCH", 64))
+# Below this many texts to embed, onnxruntime (starts in a blink) beats loading torch.
+TORCH_MIN = int(ENV.get("CODEBASE_RAG_TORCH_MIN", 200))
+FLUSH_WINDOWS = int(ENV.get("CODEBASE_RAG_FLUSH", 2000))   # windows written per batch
 HOOK_WAIT_S = float(ENV.get("CODEBASE_RAG_HOOK_WAIT", 20))
 COLLECTION = "chunks"
 
@@ -53,6 +56,14 @@ class UsageError(Exception):
 
 def warn(msg):
     print(f"codebase-rag: {msg}", file=sys.stderr)
+
+
+class ArgParser(argparse.ArgumentParser):
+    """argparse, but a bad flag is one line on stderr, like every other expected error."""
+
+    def error(self, message):
+        warn(f"{self.prog}: {message} (see --help)")
+        sys.exit(2)
 
 
 # ----------------------------------------------------------------------------- walk
@@ -337,7 +348,8 @@ class Chunk:
 
 
 def _is_name(token):
-    return (token[0].isalpha() or token[0] in "_@") and token not in KEYWORDS
+    word = token[1:] if token[0] == "@" else token
+    return (word[:1].isalpha() or word[:1] == "_") and token not in KEYWORDS
 
 
 class _Chunker:
@@ -391,9 +403,14 @@ class _Chunker:
         if start < line:
             doc_lines = self.text.split("\n", line)[start - 1:line - 1]
             doc = " ".join(" ".join(_DOC_TAG.sub(" ", d).split()) for d in doc_lines).strip()
-        sig = " ".join(self.text[self.P[sig_from]:self.P[sig_to]].split()) if sig_to > sig_from else ""
+        sig = self.source(sig_from, sig_to)
         self.chunks.append(Chunk(".".join(ns), ".".join(types), member, kind, start,
                                  self.L[min(last, self.n - 1)], self.L[name_tok], sig[:300], doc))
+
+    def source(self, i, j):
+        """The source text from token i up to token j, whitespace collapsed."""
+        end = self.P[j] if j < self.n else len(self.text)
+        return " ".join(self.text[self.P[i]:end].split()) if j > i else ""
 
     def member_name(self, k, j):
         """(name, kind, index of the name token) for the member declared by T[k:j]."""
@@ -405,7 +422,7 @@ class _Chunker:
                 close = i + 1
                 while close < j and T[close] != "(":
                     close += 1
-                op = " ".join(T[i + 1:close])
+                op = self.source(i + 1, close)
                 if i > k and T[i - 1] in ("implicit", "explicit"):
                     return f"{T[i - 1]} operator {op}", "conversion", i
                 return f"operator {op}", "operator", i
@@ -479,6 +496,9 @@ class _Chunker:
             if k >= j:                             # nothing but attributes or modifiers
                 i = j if stop == "}" else (self.match[j] if stop == "{" else j) + 1
                 continue
+            if T[attrs_end] == "extern" and attrs_end + 1 < j and T[attrs_end + 1] == "alias":
+                i = self.statement_end(j) + 1
+                continue
             if head == "namespace":
                 name = "".join(T[k + 1:j])
                 if stop == "{":
@@ -487,9 +507,10 @@ class _Chunker:
                     ns = ns + [name]
                     i = j + 1
                 continue
-            after = T[k + 1] if k + 1 < j else ""
-            if context != "type" and (head == "using" and after != "(" or head == "extern"
-                                      or head == "global" and after == "using"):
+            # using directives: `using A.B;`, `using static A;`, `using X = A.B;`; but not
+            # the statements `using (...)` and `using var x = ...;`
+            if context != "type" and (head == "using" or head == "global" and T[k + 1] == "using") \
+                    and (stop == ";" or stop == "=" and j - k == 2):
                 i = self.statement_end(j) + 1
                 continue
             if head in TYPE_KEYWORDS and k + 1 < j and _is_name(T[k + 1]) or \
@@ -509,7 +530,10 @@ class _Chunker:
                 if len(self.chunks) == before:     # no member chunks: the type itself
                     self.emit(ns, types, T[q], kind, first, q, end, attrs_end, j)
                 continue
-            if head == "delegate" and stop == ";":
+            if head == "extension" and stop == "{" and k + 1 < j and T[k + 1] in ("(", "<"):
+                i = self.members(j + 1, "type", ns, types)          # C# 14 extension block
+                continue
+            if head == "delegate" and stop == ";" and k + 1 < j and T[k + 1] != "*":
                 name, _, q = self.member_name(k + 1, j)
                 self.emit(ns, types, name or "", "delegate", first, q, j, attrs_end, j)
                 i = j + 1
@@ -750,9 +774,9 @@ CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, mtime_ns INTEGER, size I
                                  sha TEXT, ids TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks(rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, file TEXT,
     namespace TEXT, class TEXT, member TEXT, kind TEXT, start_line INTEGER, end_line INTEGER,
-    signature TEXT, text TEXT);
+    signature TEXT, text TEXT, windows INTEGER);
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file);
-CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(body, tokenize='unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(body, tokenize='porter unicode61');
 CREATE TABLE IF NOT EXISTS vectors(key TEXT PRIMARY KEY, vec BLOB);
 """
 CHUNK_FIELDS = ("id", "file", "namespace", "class", "member", "kind", "start_line",
@@ -770,7 +794,7 @@ def find_index(start):
 
 def lexical_text(header, text):
     """What FTS5 indexes: the words, with compound identifiers split as well as whole."""
-    compounds = " ".join(set(re.findall(r"\b\w*(?:[a-z0-9][A-Z]|_)\w*\b", text)))
+    compounds = " ".join(dict.fromkeys(re.findall(r"\b\w*(?:[a-z0-9][A-Z]|_)\w*\b", text)))
     return f"{header}\n{split_identifiers(text)}\n{compounds}"
 
 
@@ -873,11 +897,15 @@ class Store:
                 if f.chunks is None:
                     self.db.execute("DELETE FROM files WHERE path=?", (f.rel,))
                     continue
+                per_chunk = {}
+                for wid in f.window_ids():
+                    cid = wid.rsplit(".", 1)[0]
+                    per_chunk[cid] = per_chunk.get(cid, 0) + 1
                 for row, lex in f.chunks:
                     cur = self.db.execute(
-                        f"INSERT INTO chunks({','.join(CHUNK_FIELDS)}) VALUES "
-                        f"({','.join('?' * len(CHUNK_FIELDS))})",
-                        [row[k] for k in CHUNK_FIELDS])
+                        f"INSERT INTO chunks({','.join(CHUNK_FIELDS)}, windows) VALUES "
+                        f"({','.join('?' * (len(CHUNK_FIELDS) + 1))})",
+                        [row[k] for k in CHUNK_FIELDS] + [per_chunk.get(row["id"], 0)])
                     self.db.execute("INSERT INTO lexical(rowid, body) VALUES (?, ?)",
                                     (cur.lastrowid, lex))
                 self.db.execute("UPDATE files SET mtime_ns=?, size=?, sha=?, ids=? WHERE path=?",
@@ -944,9 +972,9 @@ class Indexer:
         self.stats["embedded"] += len(missing)
         if missing:
             # torch is slow to load but faster in bulk; onnxruntime starts in a blink
-            embedder = self.torch() if len(missing) > 200 else self.onnx()
+            embedder = self.torch() if len(missing) >= TORCH_MIN else self.onnx()
             bar = None
-            if self.progress and len(missing) > 200:
+            if self.progress and len(missing) >= 100:
                 from tqdm import tqdm
                 bar = tqdm(total=len(missing), unit="chunk", desc="embedding", leave=False)
             for i in range(0, len(missing), BATCH_SIZE * 8):
@@ -1004,7 +1032,7 @@ class Indexer:
             rows, window_texts = self.build(rel, text)
             self.stats["files"] += 1
             pending.append((FileIndex(rel, st.st_mtime_ns, st.st_size, sha, rows), window_texts))
-            if sum(len(w) for _, w in pending) > 2000:
+            if sum(len(w) for _, w in pending) >= FLUSH_WINDOWS:
                 self.flush(pending)
                 pending = []
         self.flush(pending)
@@ -1248,7 +1276,7 @@ def cmd_hook(args):
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(
+    p = ArgParser(
         prog="index.py",
         description="Index C# code for semantic search: one chunk per member (method, "
                     "constructor, property, ...), embedded with all-MiniLM-L6-v2 into a "

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""codebase-rag search: ask a question about the code, get the members that answer it.
+
+    python query.py "how are user passwords hashed?" [-k 5]
+
+Prints each hit as `#1 | file:start-end | Class.Member | dist: 0.1234` followed by its
+first lines, numbered. The index is found by walking up from the current directory
+(see index.py). The pipeline: embed the question -> search (vector + lexical) -> print.
+"""
+import fnmatch
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import index as rag
+
+# ----------------------------------------------------------------------------- config
+ENV = os.environ
+TOP_K = int(ENV.get("CODEBASE_RAG_K", 5))
+SHOW_LINES = int(ENV.get("CODEBASE_RAG_LINES", 20))
+MODE = ENV.get("CODEBASE_RAG_MODE", "hybrid")
+CANDIDATES = 60              # per ranking, before fusion
+RRF_K = 60                   # reciprocal rank fusion constant
+# Cosine distance above which the best hit is not a confident match (see README).
+CONFIDENT_DISTANCE = float(ENV.get("CODEBASE_RAG_CONFIDENT", 0.62))
+STOPWORDS = frozenset("""a an the and or of to in on for from by with at as is are was were be
+been it its this that these those what which who whom how why when where does do did can could
+should would will shall may might there their them they we you your i me my our us not no get
+set""".split())
+
+
+# ----------------------------------------------------------------------------- embed
+def embed_questions(store, questions):
+    """Unit vectors for the questions: onnxruntime when the index has its export (fast,
+    no torch), else sentence-transformers."""
+    if (store.model_dir / "model.onnx").is_file():
+        return rag.OnnxEmbedder(store.model_dir)(questions)
+    model_path, _ = rag.resolve_model(store.meta("model"))
+    return rag.TorchEmbedder(model_path)(questions)
+
+
+# ----------------------------------------------------------------------------- search
+def vector_ranking(store, qvec, n):
+    """[(chunk id, distance)] best first; a long member's windows count once."""
+    found = store.collection.query(query_embeddings=[qvec.tolist()], n_results=n,
+                                   include=["distances", "metadatas"])
+    best = {}
+    for meta, dist in zip(found["metadatas"][0], found["distances"][0]):
+        cid = meta["chunk"]
+        if cid not in best or dist < best[cid]:
+            best[cid] = dist
+    return sorted(best.items(), key=lambda kv: kv[1])
+
+
+def fts_query(question):
+    words = re.findall(r"\w+", rag.split_identifiers(question).lower())
+    terms = [w for w in dict.fromkeys(words) if w not in STOPWORDS and len(w) > 1]
+    return " OR ".join(f'"{t}"' for t in terms)
+
+
+def lexical_ranking(store, question, n):
+    """[chunk id] best first, by BM25 over identifier-split text."""
+    match = fts_query(question)
+    if not match:
+        return []
+    rows = store.db.execute(
+        "SELECT c.id FROM lexical JOIN chunks c ON c.rowid = lexical.rowid "
+        "WHERE lexical MATCH ? ORDER BY bm25(lexical) LIMIT ?", (match, n))
+    return [cid for (cid,) in rows]
+
+
+def distances_for(store, qvec, chunk_ids):
+    """Cosine distance of the question to each chunk's closest window."""
+    import numpy as np
+    rows = store.db.execute(
+        f"SELECT id, windows FROM chunks WHERE id IN ({','.join('?' * len(chunk_ids))})",
+        list(chunk_ids)).fetchall()
+    ids = [f"{cid}.{w}" for cid, n in rows for w in range(n)]
+    if not ids:
+        return {}
+    got = store.collection.get(ids=ids, include=["embeddings"])
+    out = {}
+    for wid, vec in zip(got["ids"], got["embeddings"]):
+        cid = wid.rsplit(".", 1)[0]
+        dist = 1.0 - float(np.dot(np.asarray(vec, dtype=np.float32), qvec))
+        out[cid] = min(dist, out.get(cid, 2.0))
+    return out
+
+
+def search(store, question, qvec, k=TOP_K, mode=MODE, path_glob=None):
+    """The k best chunks as dicts, best first, without overlapping duplicates."""
+    n = CANDIDATES * (4 if path_glob else 1)
+    vector = vector_ranking(store, qvec, n) if mode != "lexical" else []
+    lexical = lexical_ranking(store, question, n) if mode != "vector" else []
+    scores, distance = {}, dict(vector)
+    for rank, (cid, _) in enumerate(vector):
+        scores[cid] = scores.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
+    for rank, cid in enumerate(lexical):
+        scores[cid] = scores.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
+    ranked = sorted(scores, key=lambda c: -scores[c])
+    fields = rag.CHUNK_FIELDS
+    results = []
+    for start in range(0, len(ranked), 50):
+        part = ranked[start:start + 50]
+        rows = {r[0]: dict(zip(fields, r)) for r in store.db.execute(
+            f"SELECT {','.join(fields)} FROM chunks WHERE id IN ({','.join('?' * len(part))})",
+            part)}
+        for cid in part:
+            row = rows.get(cid)
+            if row is None or path_glob and not fnmatch.fnmatch(row["file"], path_glob):
+                continue
+            if any(r["file"] == row["file"] and r["start_line"] <= row["end_line"]
+                   and row["start_line"] <= r["end_line"] for r in results):
+                continue                                   # overlaps a better hit
+            results.append(row)
+            if len(results) == k:
+                break
+        if len(results) == k:
+            break
+    missing = [r["id"] for r in results if r["id"] not in distance]
+    if missing:
+        distance.update(distances_for(store, qvec, missing))
+    for r in results:
+        r["distance"] = round(distance.get(r["id"], 2.0), 4)
+        r["method"] = r["member"]
+        r["confident"] = r["distance"] <= CONFIDENT_DISTANCE
+        del r["id"]
+    return results
+
+
+# ----------------------------------------------------------------------------- print
+def qualified_name(r):
+    return ".".join(p for p in (r["class"], r["member"]) if p) or r["file"]
+
+
+def print_results(results, show_lines, out=sys.stdout):
+    if not results:
+        print("no results", file=out)
+        return
+    if not results[0]["confident"]:
+        print(f"no confident match (best distance {results[0]['distance']:.2f} > "
+              f"{CONFIDENT_DISTANCE}); best guesses:", file=out)
+    for i, r in enumerate(results, 1):
+        print(f"#{i} | {r['file']}:{r['start_line']}-{r['end_line']} | {qualified_name(r)} | "
+              f"dist: {r['distance']:.4f}", file=out)
+        lines = r["text"].split("\n")
+        width = len(str(r["start_line"] + min(len(lines), show_lines)))
+        for n, line in enumerate(lines[:show_lines], r["start_line"]):
+            print(f"{n:>{width}}  {line}", file=out)
+        if len(lines) > show_lines:
+            print(f"{'':>{width}}  ... ({len(lines) - show_lines} more lines)", file=out)
+        print(file=out)
+
+
+# ----------------------------------------------------------------------------- CLI
+def parse_args(argv):
+    p = rag.ArgParser(
+        prog="query.py",
+        description="Semantic search over a codebase-rag index: prints the members "
+                    "(methods, constructors, properties, ...) that best answer a question, "
+                    "with file:start-end, Class.Member and cosine distance (0 = same "
+                    "meaning, 2 = opposite).",
+        epilog="The index is found by walking up from the current directory to a "
+               ".codebase-rag folder, unless --db or CODEBASE_RAG_DB says where it is.")
+    p.add_argument("question", nargs="?", help="what you are looking for, in plain words")
+    p.add_argument("-k", type=int, default=TOP_K, help=f"number of results (default {TOP_K})")
+    p.add_argument("--db", default=rag.DB_PATH, metavar="PATH", help="index folder")
+    p.add_argument("--json", action="store_true", help="print a JSON array of results")
+    p.add_argument("--batch", metavar="FILE",
+                   help="one question per line ('-' for stdin); prints one JSON array per line")
+    p.add_argument("--max-distance", type=float, metavar="D",
+                   help="drop results farther than this cosine distance")
+    p.add_argument("--path", metavar="GLOB", help="only results whose file matches, e.g. 'src/*'")
+    p.add_argument("--lines", type=int, default=SHOW_LINES, metavar="N",
+                   help=f"lines of each result to print (default {SHOW_LINES})")
+    p.add_argument("--mode", choices=("vector", "lexical", "hybrid"), default=MODE,
+                   help=f"ranking: embeddings, BM25 keywords, or both fused (default {MODE})")
+    p.add_argument("--model", default=rag.MODEL, metavar="NAME_OR_PATH",
+                   help="refuse to answer unless the index was built with this model")
+    return p.parse_args(argv)
+
+
+class ArgumentError(rag.UsageError):
+    pass
+
+
+def run(args):
+    if args.k < 1:
+        raise ArgumentError(f"-k must be at least 1, not {args.k}")
+    if args.batch:
+        source = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
+        with source:
+            questions = [line.strip() for line in source]
+    else:
+        if not args.question or not args.question.strip():
+            raise ArgumentError('empty question; usage: query.py "what you are looking for"')
+        questions = [args.question.strip()]
+    folder = Path(args.db) if args.db else rag.find_index(Path.cwd())
+    if folder is None or not (folder / "index.sqlite").is_file():
+        where = folder or Path.cwd()
+        raise ArgumentError(f"no codebase-rag index found at or above {where}; create one "
+                            f"with: python {Path(__file__).with_name('index.py')} --source DIR")
+    store = rag.Store(folder)
+    built_with = store.meta("model")
+    if args.model and rag.resolve_model(args.model)[1] != built_with:
+        raise ArgumentError(f"the index was built with {built_with}, not "
+                            f"{rag.resolve_model(args.model)[1]}; re-index with --rebuild")
+    asked = [q for q in questions if q]
+    vectors = dict(zip(asked, embed_questions(store, asked))) if asked else {}
+    for q in questions:
+        results = search(store, q, vectors[q], args.k, args.mode, args.path) if q else []
+        if args.max_distance is not None:
+            results = [r for r in results if r["distance"] <= args.max_distance]
+        if args.json or args.batch:
+            print(json.dumps(results), flush=True)
+        else:
+            print_results(results, args.lines)
+    return 0
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return run(args)
+    except rag.UsageError as e:
+        rag.warn(str(e))
+        return 2
+    except OSError as e:
+        rag.warn(f"{e.filename or ''}: {e.strerror}")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

