@@ -16,9 +16,6 @@ The rules these tests pin down:
   * a type with no member chunks gets one chunk of its own; top-level statements get
     one 'top-level' chunk; a file with no chunk at all gets one 'file' chunk;
   * whatever the input, chunking never raises and every chunk lies inside the file.
-
-Tests marked "BUG" below document a chunker bug found while writing them: they fail
-on purpose until index.py is fixed.
 """
 import random
 import sys
@@ -637,9 +634,7 @@ def test_operators_and_conversions():
 
 
 def test_shift_operators_and_generic_conversions_are_named_as_written():
-    # BUG: '>>', '<<' and '>>>' are lexed as separate '>'/'<' tokens (so that List<List<int>>
-    # closes), and the operator name is built by joining tokens with spaces. Actual names:
-    # 'operator > >', 'operator < <', 'operator > > >', 'implicit operator List < int >'.
+    # '>>' is lexed as two '>' tokens (so List<List<int>> closes); names keep the source spelling.
     assert [c[2] for c in chunks("""
         class C
         {
@@ -1016,9 +1011,7 @@ def test_enums_and_delegates():
 
 
 def test_function_pointer_fields_are_fields_not_delegates():
-    # BUG: a field whose type is a function pointer (`delegate*<...>`) is taken for a
-    # delegate declaration. Actual: ('delegate', 'C', '_fp', 3, 3) and
-    # ('delegate', 'C', '_native', 4, 4) before M.
+    # `delegate*<...>` is a function-pointer type, not a delegate declaration.
     assert chunks("""
         unsafe class C
         {
@@ -1064,9 +1057,7 @@ def test_top_level_await_and_using_statements():
 
 
 def test_a_using_declaration_is_a_top_level_statement_not_a_directive():
-    # BUG: `using var x = ...;` (a using declaration, C# 8) is skipped like a `using X;`
-    # directive. Actual: ('top-level', '', '<top-level>', 3, 3), the declaration's line
-    # left out; and a file whose only statement is one gets a 'file' chunk instead.
+    # `using var x = ...;` (C# 8) is a statement, unlike the directive `using X = Y;`.
     assert chunks("""
         using System;
         using var stream = File.OpenRead("x");
@@ -1101,9 +1092,6 @@ def test_file_with_only_a_namespace_is_one_file_chunk():
 
 
 def test_extern_alias_is_a_directive_not_a_top_level_statement():
-    # BUG: `extern` is in MODIFIERS, so it is skipped before the head is checked and
-    # `extern alias X;` becomes a statement. Actual: an extra
-    # ('top-level', '', '<top-level>', 1, 1) before the method.
     assert chunks("""
         extern alias LegacyLib;
         using System;
@@ -1184,10 +1172,7 @@ def test_fragments_do_not_raise(text):
     "public sealed partial class Repo<T> : Base where T : new()",
 ])
 def test_type_header_cut_off_at_the_end_of_the_file(text):
-    # BUG: a type declaration with neither '{' nor ';' before the end of the file raises
-    # IndexError in _Chunker.emit (self.P[sig_to] with sig_to == len(tokens)). This is
-    # what an editor hook sees while someone is typing a new class.
-    # Expected: the memberless type's own chunk, on line 1.
+    # What an editor hook sees while someone types a new class: the type's own chunk.
     [c] = index.chunk_csharp(text)
     assert (c.start_line, c.end_line) == (1, 1)
     assert c.kind in ("class", "enum", "interface", "record")
