@@ -696,15 +696,21 @@ class OnnxEmbedder:
 
     def __call__(self, texts):
         np = self.np
-        enc = self.tokenizer.encode_batch(list(texts))
-        ids = np.array([e.ids for e in enc], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-        feed = {"input_ids": ids, "attention_mask": mask,
-                "token_type_ids": np.zeros_like(ids)}
-        hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
-        summed = (hidden * mask[:, :, None]).sum(1)
-        vecs = summed / np.clip(mask.sum(1, keepdims=True), 1e-9, None)
-        return vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+        texts = list(texts)
+        out = np.empty((len(texts), 384), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))   # little padding
+        for start in range(0, len(texts), BATCH_SIZE):
+            part = order[start:start + BATCH_SIZE]
+            enc = self.tokenizer.encode_batch([texts[i] for i in part])
+            ids = np.array([e.ids for e in enc], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask,
+                    "token_type_ids": np.zeros_like(ids)}
+            hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
+            summed = (hidden * mask[:, :, None]).sum(1)
+            vecs = summed / np.clip(mask.sum(1, keepdims=True), 1e-9, None)
+            out[part] = vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+        return out
 
 
 class TorchEmbedder:
@@ -755,7 +761,43 @@ class TorchEmbedder:
                                "last_hidden_state")})
         self.tokenizer.backend_tokenizer.save(str(folder / "tokenizer.json.tmp"))
         os.replace(folder / "tokenizer.json.tmp", folder / "tokenizer.json")
-        os.replace(tmp, folder / "model.onnx")
+        split_weights(tmp, folder / "model.onnx")
+        tmp.unlink()
+
+
+def split_weights(source, target):
+    """Save the ONNX graph at target and its weights beside it, page-aligned, so that
+    onnxruntime memory-maps them: a query's model loads in half the time and RAM. The
+    weights file has a fresh name and the graph is renamed last, so a reader never sees
+    a graph without its weights."""
+    import uuid
+    import onnx
+    from onnx import TensorProto
+    model = onnx.load(str(source))
+    data_name = f"{target.name}.{uuid.uuid4().hex[:8]}.data"
+    offset = 0
+    with open(target.parent / data_name, "wb") as f:
+        for tensor in model.graph.initializer:
+            if not tensor.HasField("raw_data") or len(tensor.raw_data) < 1024:
+                continue
+            pad = -offset % 65536
+            f.write(b"\0" * pad)
+            offset += pad
+            f.write(tensor.raw_data)
+            del tensor.external_data[:]
+            for key, value in (("location", data_name), ("offset", str(offset)),
+                               ("length", str(len(tensor.raw_data)))):
+                entry = tensor.external_data.add()
+                entry.key, entry.value = key, value
+            tensor.data_location = TensorProto.EXTERNAL
+            offset += len(tensor.raw_data)
+            tensor.ClearField("raw_data")
+    graph = target.with_suffix(".onnx.tmp")
+    onnx.save_model(model, str(graph))
+    os.replace(graph, target)
+    for old in target.parent.glob(f"{target.name}.*.data"):
+        if old.name != data_name:
+            old.unlink()
 
 
 # ----------------------------------------------------------------------------- store
@@ -774,13 +816,18 @@ CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, mtime_ns INTEGER, size I
                                  sha TEXT, ids TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks(rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, file TEXT,
     namespace TEXT, class TEXT, member TEXT, kind TEXT, start_line INTEGER, end_line INTEGER,
-    signature TEXT, text TEXT, windows INTEGER);
+    signature TEXT, text TEXT, vectors TEXT);
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file);
 CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(body, tokenize='porter unicode61');
 CREATE TABLE IF NOT EXISTS vectors(key TEXT PRIMARY KEY, vec BLOB);
 """
 CHUNK_FIELDS = ("id", "file", "namespace", "class", "member", "kind", "start_line",
                 "end_line", "signature", "text")
+
+
+def text_key(text):
+    """Embedding-cache key: the same text always has the same vector."""
+    return hashlib.sha1(text.encode()).hexdigest()
 
 
 def find_index(start):
@@ -796,6 +843,70 @@ def lexical_text(header, text):
     """What FTS5 indexes: the words, with compound identifiers split as well as whole."""
     compounds = " ".join(dict.fromkeys(re.findall(r"\b\w*(?:[a-z0-9][A-Z]|_)\w*\b", text)))
     return f"{header}\n{split_identifiers(text)}\n{compounds}"
+
+
+class Vectors:
+    """The Chroma collection. `import chromadb` alone takes 1.5 s, three times a whole
+    query's budget, so this talks to chromadb's own Rust bindings (the engine under its
+    PersistentClient) and uses the public client only to create the collection, or when
+    the bindings change shape."""
+    TENANT, DATABASE = "default_tenant", "default_database"
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        self.public = None
+        try:
+            if not (self.folder / "chroma.sqlite3").is_file():
+                raise FileNotFoundError("new index")         # let the client create it
+            import chromadb_rust_bindings as rust
+            config = rust.SqliteDBConfig(url=str(self.folder / "chroma.sqlite3"),
+                                         hash_type=rust.MigrationHash.MD5,
+                                         migration_mode=rust.MigrationMode.Apply)
+            self.rust = rust.Bindings(allow_reset=False, sqlite_db_config=config,
+                                      persist_path=str(self.folder), hnsw_cache_size=100)
+            self.id = str(self.rust.get_collection(COLLECTION, self.TENANT, self.DATABASE).id)
+        except Exception:
+            self.rust = None
+            self.public = self.open_public()
+
+    def open_public(self):
+        import chromadb
+        from chromadb.config import Settings
+        client = chromadb.PersistentClient(
+            path=str(self.folder), settings=Settings(anonymized_telemetry=False))
+        return client.get_or_create_collection(
+            COLLECTION, metadata={"hnsw:space": "cosine"}, embedding_function=None)
+
+    def upsert(self, ids, embeddings, metadatas):
+        if self.rust is None:
+            return self.public.upsert(ids=ids, embeddings=embeddings, metadatas=metadatas)
+        self.rust.upsert(self.id, ids, embeddings, metadatas, None, None, self.TENANT,
+                         self.DATABASE)
+
+    def delete(self, ids):
+        if self.rust is None:
+            return self.public.delete(ids=ids)
+        self.rust.delete(self.id, ids, None, None, None, self.TENANT, self.DATABASE)
+
+    def query(self, vector, n):
+        """(ids, distances, metadatas) of the n nearest windows."""
+        if self.rust is None:
+            found = self.public.query(query_embeddings=[vector], n_results=n,
+                                      include=["distances", "metadatas"])
+        else:
+            r = self.rust.query(self.id, None, [vector], n, None, None,
+                                ["distances", "metadatas"], self.TENANT, self.DATABASE)
+            found = {"ids": r.ids, "distances": r.distances, "metadatas": r.metadatas}
+        return found["ids"][0], found["distances"][0], found["metadatas"][0]
+
+    def get(self, ids=None):
+        """(ids, metadatas, embeddings) of the given windows, or of all of them."""
+        if self.rust is None:
+            got = self.public.get(ids=ids, include=["metadatas", "embeddings"])
+            return got["ids"], got["metadatas"], list(got["embeddings"])
+        r = self.rust.get(self.id, ids, None, None, 0, None, ["metadatas", "embeddings"],
+                          self.TENANT, self.DATABASE)
+        return r.ids, r.metadatas, r.embeddings
 
 
 class Store:
@@ -827,13 +938,7 @@ class Store:
     @property
     def collection(self):
         if self._collection is None:
-            import chromadb
-            from chromadb.config import Settings
-            client = chromadb.PersistentClient(
-                path=str(self.folder / "chroma"),
-                settings=Settings(anonymized_telemetry=False, allow_reset=False))
-            self._collection = client.get_or_create_collection(
-                COLLECTION, metadata={"hnsw:space": "cosine"}, embedding_function=None)
+            self._collection = Vectors(self.folder / "chroma")
         return self._collection
 
     # -- the manifest
@@ -884,10 +989,10 @@ class Store:
         step = 4000
         for i in range(0, len(upserts), step):
             part = upserts[i:i + step]
-            self.collection.upsert(ids=[w[0] for w in part], embeddings=[w[1] for w in part],
-                                   metadatas=[w[2] for w in part])
+            self.collection.upsert([w[0] for w in part], [w[1] for w in part],
+                                   [w[2] for w in part])
         for i in range(0, len(stale), step):
-            self.collection.delete(ids=stale[i:i + step])
+            self.collection.delete(stale[i:i + step])
         with self.db:                                                  # (3) commit
             marks = ",".join("?" * len(paths))
             self.db.execute(f"DELETE FROM lexical WHERE rowid IN "
@@ -897,15 +1002,14 @@ class Store:
                 if f.chunks is None:
                     self.db.execute("DELETE FROM files WHERE path=?", (f.rel,))
                     continue
-                per_chunk = {}
-                for wid in f.window_ids():
-                    cid = wid.rsplit(".", 1)[0]
-                    per_chunk[cid] = per_chunk.get(cid, 0) + 1
+                keys = {}                 # chunk id -> the cache keys of its windows' vectors
+                for wid, _, meta, key in f.windows:
+                    keys.setdefault(meta["chunk"], []).append(key)
                 for row, lex in f.chunks:
                     cur = self.db.execute(
-                        f"INSERT INTO chunks({','.join(CHUNK_FIELDS)}, windows) VALUES "
+                        f"INSERT INTO chunks({','.join(CHUNK_FIELDS)}, vectors) VALUES "
                         f"({','.join('?' * (len(CHUNK_FIELDS) + 1))})",
-                        [row[k] for k in CHUNK_FIELDS] + [per_chunk.get(row["id"], 0)])
+                        [row[k] for k in CHUNK_FIELDS] + [json.dumps(keys.get(row["id"], []))])
                     self.db.execute("INSERT INTO lexical(rowid, body) VALUES (?, ?)",
                                     (cur.lastrowid, lex))
                 self.db.execute("UPDATE files SET mtime_ns=?, size=?, sha=?, ids=? WHERE path=?",
@@ -930,7 +1034,7 @@ class FileIndex:
     size: int = None
     sha: str = None
     chunks: list = None        # [(row dict, lexical text)]; None: remove the file
-    windows: list = ()         # [(id, vector, metadata)]
+    windows: list = ()         # [(id, vector, metadata, cache key)]
 
     def window_ids(self):
         return {w[0] for w in self.windows}
@@ -963,8 +1067,8 @@ class Indexer:
         return self._onnx
 
     def embed(self, texts):
-        """Vectors for texts, from the cache where possible."""
-        keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
+        """(cache keys, vectors) for texts, taking vectors from the cache where possible."""
+        keys = [text_key(t) for t in texts]
         found = self.store.cached_vectors(set(keys))
         missing = sorted({k: t for k, t in zip(keys, texts) if k not in found}.items(),
                          key=lambda kv: len(kv[1]))        # similar lengths batch together
@@ -986,7 +1090,7 @@ class Indexer:
                     bar.update(len(part))
             if bar:
                 bar.close()
-        return [found[k] for k in keys]
+        return keys, [found[k] for k in keys]
 
     # -- files
     def build(self, rel, text):
@@ -1039,10 +1143,12 @@ class Indexer:
 
     def flush(self, pending):
         texts = [t for _, wins in pending for _, t, _ in wins]
-        vectors = iter(self.embed(texts)) if texts else iter(())
+        keys, vectors = self.embed(texts) if texts else ([], [])
+        embedded = iter(zip(keys, vectors))
         files = []
         for f, wins in pending:
-            f.windows = [(wid, next(vectors).tolist(), meta) for wid, _, meta in wins]
+            f.windows = [(wid, vec.tolist(), meta, key)
+                         for (wid, _, meta), (key, vec) in zip(wins, embedded)]
             files.append(f)
         self.count_changes(files)
         self.store.write(files)
@@ -1186,7 +1292,8 @@ def cmd_index(args):
     work = {rel: st for rel, _, st in walk(source, ignore)}
     work.update({rel: None for rel in store.manifest() if rel not in work})
     write_under_lock(store, indexer, work)
-    indexer.onnx()                    # make sure the fast query model exists
+    if not (store.model_dir / "model.onnx").is_file():
+        indexer.onnx()                # queries need the fast model even if nothing changed
     s = indexer.stats
     count = store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     print(f"indexed {source}: {len(work)} files ({s['files']} changed), chunks "

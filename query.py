@@ -32,22 +32,38 @@ set""".split())
 
 
 # ----------------------------------------------------------------------------- embed
-def embed_questions(store, questions):
-    """Unit vectors for the questions: onnxruntime when the index has its export (fast,
-    no torch), else sentence-transformers."""
-    if (store.model_dir / "model.onnx").is_file():
-        return rag.OnnxEmbedder(store.model_dir)(questions)
-    model_path, _ = rag.resolve_model(store.meta("model"))
-    return rag.TorchEmbedder(model_path)(questions)
+def start_embedder(store):
+    """A function that embeds questions. The ONNX export, when the index has one, loads in
+    a thread (onnxruntime lets go of the GIL) while the caller opens the index; without it,
+    sentence-transformers does the work, slowly."""
+    if not (store.model_dir / "model.onnx").is_file():
+        model_path, _ = rag.resolve_model(store.meta("model"))
+        return rag.TorchEmbedder(model_path)
+    import threading
+    loaded = {}
+
+    def load():
+        try:
+            loaded["model"] = rag.OnnxEmbedder(store.model_dir)
+        except Exception as e:           # reported in the caller's thread
+            loaded["error"] = e
+    thread = threading.Thread(target=load, daemon=True)
+    thread.start()
+
+    def embed(questions):
+        thread.join()
+        if "error" in loaded:
+            raise loaded["error"]
+        return loaded["model"](questions)
+    return embed
 
 
 # ----------------------------------------------------------------------------- search
 def vector_ranking(store, qvec, n):
     """[(chunk id, distance)] best first; a long member's windows count once."""
-    found = store.collection.query(query_embeddings=[qvec.tolist()], n_results=n,
-                                   include=["distances", "metadatas"])
+    _, distances, metadatas = store.collection.query(qvec.tolist(), n)
     best = {}
-    for meta, dist in zip(found["metadatas"][0], found["distances"][0]):
+    for meta, dist in zip(metadatas, distances):
         cid = meta["chunk"]
         if cid not in best or dist < best[cid]:
             best[cid] = dist
@@ -72,21 +88,16 @@ def lexical_ranking(store, question, n):
 
 
 def distances_for(store, qvec, chunk_ids):
-    """Cosine distance of the question to each chunk's closest window."""
+    """Cosine distance of the question to each chunk's closest window (for chunks that
+    only the lexical ranking found)."""
     import numpy as np
     rows = store.db.execute(
-        f"SELECT id, windows FROM chunks WHERE id IN ({','.join('?' * len(chunk_ids))})",
+        f"SELECT id, vectors FROM chunks WHERE id IN ({','.join('?' * len(chunk_ids))})",
         list(chunk_ids)).fetchall()
-    ids = [f"{cid}.{w}" for cid, n in rows for w in range(n)]
-    if not ids:
-        return {}
-    got = store.collection.get(ids=ids, include=["embeddings"])
-    out = {}
-    for wid, vec in zip(got["ids"], got["embeddings"]):
-        cid = wid.rsplit(".", 1)[0]
-        dist = 1.0 - float(np.dot(np.asarray(vec, dtype=np.float32), qvec))
-        out[cid] = min(dist, out.get(cid, 2.0))
-    return out
+    keys = {cid: json.loads(k) for cid, k in rows}
+    vectors = store.cached_vectors({k for ks in keys.values() for k in ks})
+    return {cid: min((1.0 - float(np.dot(vectors[k], qvec)) for k in ks if k in vectors),
+                     default=2.0) for cid, ks in keys.items()}
 
 
 def search(store, question, qvec, k=TOP_K, mode=MODE, path_glob=None):
@@ -207,8 +218,10 @@ def run(args):
     if args.model and rag.resolve_model(args.model)[1] != built_with:
         raise ArgumentError(f"the index was built with {built_with}, not "
                             f"{rag.resolve_model(args.model)[1]}; re-index with --rebuild")
+    embed = start_embedder(store)
+    store.collection                    # open Chroma while the model loads
     asked = [q for q in questions if q]
-    vectors = dict(zip(asked, embed_questions(store, asked))) if asked else {}
+    vectors = dict(zip(asked, embed(asked))) if asked else {}
     for q in questions:
         results = search(store, q, vectors[q], args.k, args.mode, args.path) if q else []
         if args.max_distance is not None:
@@ -223,7 +236,11 @@ def run(args):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        return run(args)
+        code = run(args)
+        if argv is None:                 # a CLI run: skip the slow interpreter teardown
+            sys.stdout.flush()
+            os._exit(code)
+        return code
     except rag.UsageError as e:
         rag.warn(str(e))
         return 2

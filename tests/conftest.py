@@ -90,10 +90,11 @@ def snapshot(db):
     got = client.get_collection("chunks").get(include=["metadatas", "embeddings"])
     vectors = {i: np.asarray(e) for i, e in zip(got["ids"], got["embeddings"])}
     chroma = sorted(zip(got["ids"], [json.dumps(m, sort_keys=True) for m in got["metadatas"]]))
+    del client
     con = sqlite3.connect(Path(db) / "index.sqlite")
     files = sorted(con.execute("SELECT path, sha, ids FROM files"))
     chunks = sorted(con.execute("SELECT id, file, namespace, class, member, kind, start_line, "
-                                "end_line, signature, text, windows FROM chunks"))
+                                "end_line, signature, text, vectors FROM chunks"))
     lexical = sorted(con.execute("SELECT c.id, l.body FROM lexical l "
                                  "JOIN chunks c ON c.rowid = l.rowid"))
     lexical_rows = con.execute("SELECT COUNT(*) FROM lexical").fetchone()[0]
