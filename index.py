@@ -43,6 +43,10 @@ TORCH_MIN = int(ENV.get("CODEBASE_RAG_TORCH_MIN", 200))
 FLUSH_WINDOWS = int(ENV.get("CODEBASE_RAG_FLUSH", 2000))   # windows written per batch
 HOOK_WAIT_S = float(ENV.get("CODEBASE_RAG_HOOK_WAIT", 20))
 COLLECTION = "chunks"
+# Levers for bench/ablation.py: embed a context header with each chunk; embed every window
+# of a long member ("all") or only its first, truncated like the original tool ("first").
+EMBED_HEADER = ENV.get("CODEBASE_RAG_HEADER", "1") != "0"
+EMBED_WINDOWS = ENV.get("CODEBASE_RAG_WINDOWS", "all")
 
 # Chroma must never phone home; set before chromadb is imported anywhere.
 ENV.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -691,9 +695,6 @@ class OnnxEmbedder:
                                             providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
 
-    def count_tokens(self, texts):
-        return [sum(e.attention_mask) - 2 for e in self.tokenizer.encode_batch(texts)]
-
     def __call__(self, texts):
         np = self.np
         texts = list(texts)
@@ -717,6 +718,8 @@ class TorchEmbedder:
     """sentence-transformers on torch: used for bulk indexing and for the ONNX export."""
 
     def __init__(self, model_path):
+        if Path(model_path).is_dir():            # a local model needs no hub at all
+            ENV.setdefault("HF_HUB_OFFLINE", "1")
         import torch
         from sentence_transformers import SentenceTransformer
         verify_packaged_weights(model_path)
@@ -724,10 +727,6 @@ class TorchEmbedder:
         self.model = SentenceTransformer(model_path, device="cpu")
         self.model.max_seq_length = MAX_TOKENS
         self.tokenizer = self.model.tokenizer
-
-    def count_tokens(self, texts):
-        enc = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
-        return [len(e) for e in enc]
 
     def __call__(self, texts):
         return self.model.encode(list(texts), batch_size=BATCH_SIZE, normalize_embeddings=True,
@@ -818,9 +817,10 @@ CREATE TABLE IF NOT EXISTS chunks(rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, fil
     namespace TEXT, class TEXT, member TEXT, kind TEXT, start_line INTEGER, end_line INTEGER,
     signature TEXT, text TEXT, vectors TEXT);
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file);
-CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(body, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(name, body, tokenize='porter unicode61');
 CREATE TABLE IF NOT EXISTS vectors(key TEXT PRIMARY KEY, vec BLOB);
 """
+SCHEMA_VERSION = "2"          # bump when the tables change; older indexes need --rebuild
 CHUNK_FIELDS = ("id", "file", "namespace", "class", "member", "kind", "start_line",
                 "end_line", "signature", "text")
 
@@ -839,10 +839,14 @@ def find_index(start):
     return None
 
 
-def lexical_text(header, text):
-    """What FTS5 indexes: the words, with compound identifiers split as well as whole."""
+def lexical_text(rel, c, text):
+    """What FTS5 indexes, as (name, body): the member's own words (its name, its class
+    chain, its file's name), weighted higher at query time, and everything else. Compound
+    identifiers appear split and whole."""
+    name = f"{c.member} {c.cls} {Path(rel).stem}"
     compounds = " ".join(dict.fromkeys(re.findall(r"\b\w*(?:[a-z0-9][A-Z]|_)\w*\b", text)))
-    return f"{header}\n{split_identifiers(text)}\n{compounds}"
+    return (f"{split_identifiers(name)} {name}",
+            f"{rel} {c.namespace} {c.kind}\n{split_identifiers(text)}\n{compounds}")
 
 
 class Vectors:
@@ -919,8 +923,12 @@ class Store:
                 ignore.write_text("# created by codebase-rag\n*\n")
         self.db = sqlite3.connect(self.folder / "index.sqlite", timeout=60)
         self.db.execute("PRAGMA journal_mode=WAL")
-        if create:
+        if create and not self.db.execute("SELECT 1 FROM sqlite_master").fetchone():
             self.db.executescript(SCHEMA)
+            self.set_meta(schema=SCHEMA_VERSION)
+        if self.meta("schema") != SCHEMA_VERSION:
+            raise UsageError(f"the index at {self.folder} has an older format; rebuild it "
+                             f"with: python index.py --rebuild")
         self._collection = None
 
     @property
@@ -1010,8 +1018,8 @@ class Store:
                         f"INSERT INTO chunks({','.join(CHUNK_FIELDS)}, vectors) VALUES "
                         f"({','.join('?' * (len(CHUNK_FIELDS) + 1))})",
                         [row[k] for k in CHUNK_FIELDS] + [json.dumps(keys.get(row["id"], []))])
-                    self.db.execute("INSERT INTO lexical(rowid, body) VALUES (?, ?)",
-                                    (cur.lastrowid, lex))
+                    self.db.execute("INSERT INTO lexical(rowid, name, body) VALUES (?, ?, ?)",
+                                    (cur.lastrowid, *lex))
                 self.db.execute("UPDATE files SET mtime_ns=?, size=?, sha=?, ids=? WHERE path=?",
                                 (f.mtime_ns, f.size, f.sha, json.dumps(sorted(f.window_ids())),
                                  f.rel))
@@ -1048,7 +1056,7 @@ class Indexer:
         self.store, self.root, self.ignore = store, Path(root), ignore
         self.model_path, self.model_id = resolve_model(model)
         self.progress = progress and sys.stderr.isatty()
-        self._onnx = self._torch = None
+        self._onnx = self._torch = self._counter = None
         self.stats = dict(files=0, added=0, updated=0, removed=0, embedded=0, cached=0)
 
     # -- the model
@@ -1057,7 +1065,32 @@ class Indexer:
             self._torch = TorchEmbedder(self.model_path)
         return self._torch
 
+    def count_tokens(self, texts):
+        """Word pieces per text, without loading a model."""
+        if self._counter is None:
+            from tokenizers import Tokenizer
+            for folder in (self.store.model_dir, Path(self.model_path)):
+                if (folder / "tokenizer.json").is_file():
+                    self._counter = Tokenizer.from_file(str(folder / "tokenizer.json"))
+                    break
+            else:
+                self._counter = self.torch().tokenizer.backend_tokenizer
+            self._counter.no_truncation()
+            self._counter.no_padding()
+        return [len(e.ids) for e in self._counter.encode_batch(texts, add_special_tokens=False)]
+
+    def preload_onnx(self):
+        """Start loading the ONNX model in a thread (onnxruntime lets go of the GIL), for
+        small updates that will surely need it."""
+        if (self.store.model_dir / "model.onnx").is_file():
+            import concurrent.futures
+            pool = concurrent.futures.ThreadPoolExecutor(1)
+            self._onnx = pool.submit(OnnxEmbedder, self.store.model_dir)
+            pool.shutdown(wait=False)
+
     def onnx(self):
+        if hasattr(self._onnx, "result"):
+            self._onnx = self._onnx.result()
         if self._onnx is None:
             if not (self.store.model_dir / "model.onnx").is_file():
                 if self.progress:
@@ -1103,13 +1136,14 @@ class Indexer:
             row = dict(id=cid, file=rel, namespace=c.namespace, **{"class": c.cls},
                        member=c.member, kind=c.kind, start_line=c.start_line,
                        end_line=c.end_line, signature=c.signature, text=chunk_text(lines, c))
-            rows.append((row, lexical_text(header, row["text"])))
+            rows.append((row, lexical_text(rel, c, row["text"])))
             meta = {k: row[k] for k in ("file", "namespace", "class", "member", "kind",
                                         "start_line", "end_line")}
             meta["chunk"] = cid
-            for w, wtext in enumerate(windows(header, chunk_body(lines, c),
-                                              self.onnx().count_tokens)):
-                window_texts.append((f"{cid}.{w}", wtext, meta))
+            texts = windows(header if EMBED_HEADER else "", chunk_body(lines, c),
+                            self.count_tokens)
+            for w, wtext in enumerate(texts[:1] if EMBED_WINDOWS == "first" else texts):
+                window_texts.append((f"{cid}.{w}", wtext.lstrip("\n"), meta))
         return rows, window_texts
 
     def run(self, work):
@@ -1248,7 +1282,16 @@ def write_under_lock(store, indexer, work, wait=None):
 # ----------------------------------------------------------------------------- CLI
 def open_for_write(db, source, model, rebuild=False):
     """The Store for source (created if needed), checked against its model and root."""
-    store = Store(db, create=True)
+    try:
+        store = Store(db, create=True)
+    except UsageError:
+        if not rebuild:
+            raise
+        import shutil                                    # an older format: start afresh
+        for old in Path(db).glob("index.sqlite*"):
+            old.unlink()
+        shutil.rmtree(Path(db) / "chroma", ignore_errors=True)
+        store = Store(db, create=True)
     model_path, model_id = resolve_model(model)
     root = str(Path(source).resolve())
     known_model, known_root = store.meta("model"), store.meta("source")
@@ -1340,6 +1383,7 @@ def reindex_files(paths, db, model, wait=None, progress=True):
             raise UsageError(f"the index at {store.folder} was built with "
                              f"{store.meta('model')}, not {indexer.model_id}")
         work = {rel: stat_or_none(root / rel) for rel in rels}
+        indexer.preload_onnx()
         if wait is not None:
             queue_pending(store, rels)
             work = {}
@@ -1431,6 +1475,11 @@ def main(argv=None):
     except KeyboardInterrupt:
         warn("interrupted; the index stays usable and the next run finishes the work")
         return 130
+    except Exception as e:               # unexpected: still one line (CODEBASE_RAG_DEBUG=1: trace)
+        if ENV.get("CODEBASE_RAG_DEBUG"):
+            raise
+        warn(f"failed: {type(e).__name__}: {e}; the index stays usable (rerun to repair)")
+        return 1
 
 
 if __name__ == "__main__":

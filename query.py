@@ -22,7 +22,8 @@ TOP_K = int(ENV.get("CODEBASE_RAG_K", 5))
 SHOW_LINES = int(ENV.get("CODEBASE_RAG_LINES", 20))
 MODE = ENV.get("CODEBASE_RAG_MODE", "hybrid")
 CANDIDATES = 60              # per ranking, before fusion
-RRF_K = 60                   # reciprocal rank fusion constant
+RRF_K = float(ENV.get("CODEBASE_RAG_RRF_K", 60))          # reciprocal rank fusion constant
+NAME_WEIGHT = float(ENV.get("CODEBASE_RAG_NAME_WEIGHT", 4))  # BM25 weight of member names
 # Cosine distance above which the best hit is not a confident match (see README).
 CONFIDENT_DISTANCE = float(ENV.get("CODEBASE_RAG_CONFIDENT", 0.62))
 STOPWORDS = frozenset("""a an the and or of to in on for from by with at as is are was were be
@@ -83,7 +84,7 @@ def lexical_ranking(store, question, n):
         return []
     rows = store.db.execute(
         "SELECT c.id FROM lexical JOIN chunks c ON c.rowid = lexical.rowid "
-        "WHERE lexical MATCH ? ORDER BY bm25(lexical) LIMIT ?", (match, n))
+        "WHERE lexical MATCH ? ORDER BY bm25(lexical, ?, 1.0) LIMIT ?", (match, NAME_WEIGHT, n))
     return [cid for (cid,) in rows]
 
 
@@ -157,11 +158,12 @@ def print_results(results, show_lines, out=sys.stdout):
         print(f"#{i} | {r['file']}:{r['start_line']}-{r['end_line']} | {qualified_name(r)} | "
               f"dist: {r['distance']:.4f}", file=out)
         lines = r["text"].split("\n")
-        width = len(str(r["start_line"] + min(len(lines), show_lines)))
-        for n, line in enumerate(lines[:show_lines], r["start_line"]):
+        shown = len(lines) if show_lines < 0 else show_lines
+        width = len(str(r["start_line"] + min(len(lines), shown)))
+        for n, line in enumerate(lines[:shown], r["start_line"]):
             print(f"{n:>{width}}  {line}", file=out)
-        if len(lines) > show_lines:
-            print(f"{'':>{width}}  ... ({len(lines) - show_lines} more lines)", file=out)
+        if len(lines) > shown:
+            print(f"{'':>{width}}  ... ({len(lines) - shown} more lines)", file=out)
         print(file=out)
 
 
@@ -185,7 +187,8 @@ def parse_args(argv):
                    help="drop results farther than this cosine distance")
     p.add_argument("--path", metavar="GLOB", help="only results whose file matches, e.g. 'src/*'")
     p.add_argument("--lines", type=int, default=SHOW_LINES, metavar="N",
-                   help=f"lines of each result to print (default {SHOW_LINES})")
+                   help=f"lines of each result to show, in print and in JSON 'text' "
+                        f"(default {SHOW_LINES}; -1: the whole chunk)")
     p.add_argument("--mode", choices=("vector", "lexical", "hybrid"), default=MODE,
                    help=f"ranking: embeddings, BM25 keywords, or both fused (default {MODE})")
     p.add_argument("--model", default=rag.MODEL, metavar="NAME_OR_PATH",
@@ -227,6 +230,9 @@ def run(args):
         if args.max_distance is not None:
             results = [r for r in results if r["distance"] <= args.max_distance]
         if args.json or args.batch:
+            if args.lines >= 0:          # what an agent reads: the first lines, like print
+                for r in results:
+                    r["text"] = "\n".join(r["text"].split("\n")[:args.lines])
             print(json.dumps(results), flush=True)
         else:
             print_results(results, args.lines)

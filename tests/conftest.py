@@ -75,7 +75,7 @@ def cli(onnx_export):
 def sample_tree(tmp_path):
     """A private copy of the sample project."""
     tree = tmp_path / "src"
-    shutil.copytree(SAMPLE, tree)
+    shutil.copytree(SAMPLE, tree, ignore=shutil.ignore_patterns(".codebase-rag"))
     return tree
 
 
@@ -95,7 +95,7 @@ def snapshot(db):
     files = sorted(con.execute("SELECT path, sha, ids FROM files"))
     chunks = sorted(con.execute("SELECT id, file, namespace, class, member, kind, start_line, "
                                 "end_line, signature, text, vectors FROM chunks"))
-    lexical = sorted(con.execute("SELECT c.id, l.body FROM lexical l "
+    lexical = sorted(con.execute("SELECT c.id, l.name, l.body FROM lexical l "
                                  "JOIN chunks c ON c.rowid = l.rowid"))
     lexical_rows = con.execute("SELECT COUNT(*) FROM lexical").fetchone()[0]
     con.close()

@@ -41,7 +41,10 @@ def test_result_fields_and_human_output(cli, sample_tree, tmp_path):
         assert field in r
     assert r["method"] == r["member"] and 0 <= r["distance"] <= 2
     lines = (sample_tree / r["file"]).read_text().split("\n")
-    assert r["text"] == "\n".join(lines[r["start_line"] - 1:r["end_line"]])
+    chunk = lines[r["start_line"] - 1:r["end_line"]]
+    assert len(chunk) > 20 and r["text"] == "\n".join(chunk[:20])    # as much as print shows
+    whole = cli.query(db, "how does the energy system refill timers?", "--lines", "-1")[0]
+    assert whole["text"] == "\n".join(chunk)
     out = cli.run("query.py", "--db", db, "how does the energy system refill timers?",
                   "--lines", "3").stdout
     first = out.splitlines()[0]
@@ -328,3 +331,25 @@ def test_onnx_vectors_match_sentence_transformers(onnx_export):
     fast = index.OnnxEmbedder(onnx_export)(texts)
     cosines = (reference * fast).sum(1)
     assert len(texts) > 30 and cosines.min() >= 0.9999
+
+
+def test_no_network_connection_is_ever_attempted(cli, sample_tree, tmp_path):
+    """Index (with the torch path and the ONNX export) and query with every internet
+    socket connection made to fail loudly."""
+    guard = tmp_path / "guard"
+    guard.mkdir()
+    (guard / "sitecustomize.py").write_text(
+        "import socket\n"
+        "_connect = socket.socket.connect\n"
+        "def connect(self, address):\n"
+        "    if self.family in (socket.AF_INET, socket.AF_INET6):\n"
+        "        open(%r, 'a').write(repr(address) + '\\n')\n"
+        "        raise OSError('network disabled by test')\n"
+        "    return _connect(self, address)\n"
+        "socket.socket.connect = connect\n" % str(tmp_path / "attempts.log"))
+    env = {"PYTHONPATH": str(guard), "CODEBASE_RAG_TORCH_MIN": "1"}
+    db = tmp_path / "db"
+    cli.run("index.py", "--source", sample_tree, "--db", db, env=env)      # exports ONNX too
+    cli.run("query.py", "--db", db, "refill energy timers", env=env)
+    assert (db / "model" / "model.onnx").is_file()
+    assert not (tmp_path / "attempts.log").exists(), (tmp_path / "attempts.log").read_text()

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Baselines for bench/speed.py: the naive indexing pipeline, in one process.
+
+    python bench/naive_index.py --source DIR --db FOLDER              full build
+    python bench/naive_index.py --single FILE --source DIR --db FOLDER re-index one file
+    python bench/naive_index.py --hook --source DIR --db FOLDER       same, file from a
+                                                                      PostToolUse event
+    python bench/naive_index.py --incremental --source DIR --db FOLDER re-index what changed
+
+Walks the .cs files (same excludes as index.py: bin/, obj/, .git/, ... and .gitignore),
+chunks them with our chunker (index.chunk_csharp; a chunk's text is just its source
+lines: no header, no windows, so the model truncates long members), and adds them to a
+Chroma collection in batches of 500 through chromadb's own
+SentenceTransformerEmbeddingFunction pointed at the packaged all-MiniLM-L6-v2 folder.
+This is what "just use Chroma + sentence-transformers" costs. Works offline:
+HF_HUB_OFFLINE is set before anything loads, and the model is a local path.
+
+--incremental keeps a manifest (path -> sha1 of the file) in FOLDER/manifest.json, reads
+and hashes every file, and re-indexes those whose hash changed (deleting their chunks
+first). --seed-manifest writes that manifest for the tree as it is, embedding nothing:
+speed.py uses it to time a no-op run without first embedding a whole tree the slow way.
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# speed.py runs a snapshot of index.py; it says where in RAG_BENCH_CODE
+sys.path.insert(0, os.environ.get("RAG_BENCH_CODE") or str(Path(__file__).resolve().parents[1]))
+import index as rag  # noqa: E402
+
+BATCH = 500
+
+
+def open_collection(db):
+    import chromadb
+    from chromadb.config import Settings
+    from chromadb.utils.embedding_functions import SentenceTransformerEmbeddingFunction
+
+    model_path, _ = rag.resolve_model()
+    ef = SentenceTransformerEmbeddingFunction(model_name=model_path, device="cpu",
+                                              normalize_embeddings=True)
+    client = chromadb.PersistentClient(path=str(db), settings=Settings(anonymized_telemetry=False))
+    return client.get_or_create_collection("chunks", embedding_function=ef,
+                                           metadata={"hnsw:space": "cosine"})
+
+
+class Adder:
+    """Adds chunks to the collection in batches of BATCH."""
+
+    def __init__(self, col):
+        self.col, self.ids, self.docs, self.metas = col, [], [], []
+        self.files = self.chunks = 0
+
+    def add_file(self, rel, text):
+        self.files += 1
+        lines = text.split("\n")
+        for n, c in enumerate(rag.chunk_csharp(text)):
+            self.ids.append(f"{rel}#{n}")
+            self.docs.append("\n".join(lines[c.start_line - 1:c.end_line]))
+            self.metas.append({"file": rel, "class": c.cls, "member": c.member,
+                               "start_line": c.start_line, "end_line": c.end_line})
+            self.chunks += 1
+            if len(self.ids) >= BATCH:
+                self.flush()
+
+    def flush(self):
+        if self.ids:
+            self.col.add(ids=self.ids, documents=self.docs, metadatas=self.metas)
+            self.ids, self.docs, self.metas = [], [], []
+
+
+def sha(text):
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def tree(source):
+    """{relative path: text} of every indexable file."""
+    out = {}
+    for rel, path, st in rag.walk(source, rag.Ignore(source)):
+        text = rag.read_source(path, st.st_size)
+        if text is not None:
+            out[rel] = text
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--source", required=True)
+    p.add_argument("--db", required=True, help="Chroma folder (emptied first for a full build)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--single", metavar="FILE")
+    mode.add_argument("--hook", action="store_true")
+    mode.add_argument("--incremental", action="store_true")
+    mode.add_argument("--seed-manifest", action="store_true")
+    args = p.parse_args()
+    started = time.time()
+    source, db = Path(args.source).resolve(), Path(args.db)
+    manifest_path = db / "manifest.json"
+
+    if args.seed_manifest:
+        open_collection(db)
+        manifest_path.write_text(json.dumps({rel: sha(t) for rel, t in tree(source).items()}))
+        return
+
+    if args.single or args.hook:
+        if args.hook:
+            event = json.loads(sys.stdin.read() or "{}")
+            path = (event.get("tool_input") or {}).get("file_path")
+            if not path or not path.endswith(".cs"):
+                return
+        else:
+            path = args.single
+        path = Path(path).resolve()
+        rel = path.relative_to(source).as_posix()
+        col = open_collection(db)
+        col.delete(where={"file": rel})
+        adder = Adder(col)
+        if path.is_file():
+            adder.add_file(rel, rag.read_source(path, path.stat().st_size))
+        adder.flush()
+        print(f"naive: re-indexed {rel}: {adder.chunks} chunks, {time.time() - started:.1f}s")
+        return
+
+    if args.incremental:
+        col = open_collection(db)
+        known = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+        files = tree(source)
+        now = {rel: sha(t) for rel, t in files.items()}
+        changed = [rel for rel in now if known.get(rel) != now[rel]]
+        gone = [rel for rel in known if rel not in now]
+        adder = Adder(col)
+        for rel in changed + gone:
+            col.delete(where={"file": rel})
+        for rel in changed:
+            adder.add_file(rel, files[rel])
+        adder.flush()
+        manifest_path.write_text(json.dumps(now))
+        print(f"naive: {len(now)} files, {len(changed)} changed, {len(gone)} gone, "
+              f"{adder.chunks} chunks added, {time.time() - started:.1f}s")
+        return
+
+    shutil.rmtree(db, ignore_errors=True)
+    col = open_collection(db)
+    adder = Adder(col)
+    for rel, path, st in rag.walk(source, rag.Ignore(source)):
+        text = rag.read_source(path, st.st_size)
+        if text is not None:
+            adder.add_file(rel, text)
+    adder.flush()
+    print(f"naive: {adder.files} files, {adder.chunks} chunks, {time.time() - started:.1f}s")
+
+
+if __name__ == "__main__":
+    main()

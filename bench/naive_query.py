@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Baseline for bench/speed.py: a query process that embeds with sentence-transformers.
+
+    python bench/naive_query.py --db INDEX_FOLDER "question"
+
+Loads the packaged all-MiniLM-L6-v2 with sentence-transformers, embeds the question,
+opens the index's Chroma collection with the public client (chromadb.PersistentClient,
+collection 'chunks', no embedding function) and prints the 5 nearest windows. This is
+the obvious way to write query.py; bench/speed.py compares the real one against it.
+"""
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# speed.py runs a snapshot of index.py; it says where in RAG_BENCH_CODE
+sys.path.insert(0, os.environ.get("RAG_BENCH_CODE") or str(Path(__file__).resolve().parents[1]))
+import index as rag  # noqa: E402
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--db", required=True, help="the index folder (DIR/.codebase-rag)")
+    p.add_argument("-k", type=int, default=5)
+    p.add_argument("question")
+    args = p.parse_args()
+
+    from sentence_transformers import SentenceTransformer
+    import chromadb
+    from chromadb.config import Settings
+
+    model_path, _ = rag.resolve_model()
+    model = SentenceTransformer(model_path, device="cpu")
+    qvec = model.encode([args.question], normalize_embeddings=True)[0]
+    client = chromadb.PersistentClient(path=str(Path(args.db) / "chroma"),
+                                       settings=Settings(anonymized_telemetry=False))
+    col = client.get_collection("chunks", embedding_function=None)
+    found = col.query(query_embeddings=[qvec.tolist()], n_results=args.k,
+                      include=["distances", "metadatas"])
+    for rank, (meta, dist) in enumerate(zip(found["metadatas"][0], found["distances"][0]), 1):
+        name = ".".join(p for p in (meta.get("class"), meta.get("member")) if p)
+        print(f"#{rank} | {meta['file']}:{meta['start_line']}-{meta['end_line']} | {name} | "
+              f"dist: {dist:.4f}")
+
+
+if __name__ == "__main__":
+    main()
