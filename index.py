@@ -1163,7 +1163,7 @@ class Indexer:
                 if known:
                     pending.append((FileIndex(rel), []))
                 continue
-            sha = hashlib.sha1(text.encode()).hexdigest()
+            sha = text_key(text)
             if known and known[2] == sha:
                 self.store.touch(rel, st)
                 continue

@@ -22,8 +22,8 @@ TOP_K = int(ENV.get("CODEBASE_RAG_K", 5))
 SHOW_LINES = int(ENV.get("CODEBASE_RAG_LINES", 20))
 MODE = ENV.get("CODEBASE_RAG_MODE", "hybrid")
 CANDIDATES = 60              # per ranking, before fusion
-RRF_K = float(ENV.get("CODEBASE_RAG_RRF_K", 60))          # reciprocal rank fusion constant
-NAME_WEIGHT = float(ENV.get("CODEBASE_RAG_NAME_WEIGHT", 4))  # BM25 weight of member names
+RRF_K = float(ENV.get("CODEBASE_RAG_RRF_K", 20))          # reciprocal rank fusion constant
+NAME_WEIGHT = float(ENV.get("CODEBASE_RAG_NAME_WEIGHT", 8))  # BM25 weight of member names
 # Cosine distance above which the best hit is not a confident match (see README).
 CONFIDENT_DISTANCE = float(ENV.get("CODEBASE_RAG_CONFIDENT", 0.62))
 STOPWORDS = frozenset("""a an the and or of to in on for from by with at as is are was were be
