@@ -83,8 +83,10 @@ def snapshot(db):
     """Everything an index holds, in a comparable form: Chroma's ids, metadata and
     vectors, and SQLite's files, chunks and lexical rows."""
     import chromadb
+    from chromadb.api.shared_system_client import SharedSystemClient
     from chromadb.config import Settings
     import numpy as np
+    SharedSystemClient.clear_system_cache()      # the index may have been rebuilt since
     client = chromadb.PersistentClient(path=str(Path(db) / "chroma"),
                                        settings=Settings(anonymized_telemetry=False))
     got = client.get_collection("chunks").get(include=["metadatas", "embeddings"])

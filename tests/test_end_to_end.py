@@ -310,8 +310,8 @@ def test_an_index_refuses_another_model(cli, sample_tree, tmp_path):
 def test_query_does_not_load_torch(cli, sample_tree, tmp_path):
     db = tmp_path / "db"
     cli.index(sample_tree, db)
-    probe = (f"import sys; sys.argv = ['query.py', '--db', {str(db)!r}, 'energy']; "
-             f"sys.path.insert(0, {str(ROOT)!r}); import query; query.main(); "
+    probe = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); import query; "
+             f"query.main(['--db', {str(db)!r}, 'energy']); "
              f"print('TORCH' if 'torch' in sys.modules else 'NO-TORCH')")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          env=cli.env, timeout=120).stdout
@@ -353,3 +353,11 @@ def test_no_network_connection_is_ever_attempted(cli, sample_tree, tmp_path):
     cli.run("query.py", "--db", db, "refill energy timers", env=env)
     assert (db / "model" / "model.onnx").is_file()
     assert not (tmp_path / "attempts.log").exists(), (tmp_path / "attempts.log").read_text()
+
+
+def test_ci_runs_the_readme_test_command():
+    """CI must run exactly what README tells a person to run."""
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    command = next(line for line in ci.splitlines() if "pytest" in line)
+    assert command.strip() in readme
