@@ -1057,6 +1057,7 @@ class Indexer:
         self.model_path, self.model_id = resolve_model(model)
         self.progress = progress and sys.stderr.isatty()
         self._onnx = self._torch = self._counter = None
+        self.walked = set()           # paths the walk already found indexable
         self.stats = dict(files=0, added=0, updated=0, removed=0, embedded=0, cached=0)
 
     # -- the model
@@ -1152,7 +1153,7 @@ class Indexer:
         pending = []
         for rel, st in sorted(work.items()):
             known = manifest.get(rel)
-            if st is None or not self.ignore.included(rel):
+            if st is None or rel not in self.walked and not self.ignore.included(rel):
                 if known:
                     pending.append((FileIndex(rel), []))
                 continue
@@ -1333,6 +1334,7 @@ def cmd_index(args):
     store.set_meta(excludes=json.dumps(args.exclude))
     indexer = Indexer(store, source, ignore, args.model, progress=not args.quiet)
     work = {rel: st for rel, _, st in walk(source, ignore)}
+    indexer.walked = set(work)
     work.update({rel: None for rel in store.manifest() if rel not in work})
     write_under_lock(store, indexer, work)
     if not (store.model_dir / "model.onnx").is_file():

@@ -196,30 +196,26 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-class ArgumentError(rag.UsageError):
-    pass
-
-
 def run(args):
     if args.k < 1:
-        raise ArgumentError(f"-k must be at least 1, not {args.k}")
+        raise rag.UsageError(f"-k must be at least 1, not {args.k}")
     if args.batch:
         source = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
         with source:
             questions = [line.strip() for line in source]
     else:
         if not args.question or not args.question.strip():
-            raise ArgumentError('empty question; usage: query.py "what you are looking for"')
+            raise rag.UsageError('empty question; usage: query.py "what you are looking for"')
         questions = [args.question.strip()]
     folder = Path(args.db) if args.db else rag.find_index(Path.cwd())
     if folder is None or not (folder / "index.sqlite").is_file():
         where = folder or Path.cwd()
-        raise ArgumentError(f"no codebase-rag index found at or above {where}; create one "
+        raise rag.UsageError(f"no codebase-rag index found at or above {where}; create one "
                             f"with: python {Path(__file__).with_name('index.py')} --source DIR")
     store = rag.Store(folder)
     built_with = store.meta("model")
     if args.model and rag.resolve_model(args.model)[1] != built_with:
-        raise ArgumentError(f"the index was built with {built_with}, not "
+        raise rag.UsageError(f"the index was built with {built_with}, not "
                             f"{rag.resolve_model(args.model)[1]}; re-index with --rebuild")
     embed = start_embedder(store)
     store.collection                    # open Chroma while the model loads
