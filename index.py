@@ -750,7 +750,9 @@ class TorchEmbedder:
 
         tmp = folder / f"model.onnx.tmp{os.getpid()}"
         ids = torch.ones(2, 16, dtype=torch.int64)
-        with torch.no_grad():
+        import warnings
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")       # the tracer's notes are harmless here
             torch.onnx.export(
                 Encoder().eval(), (ids, ids, torch.zeros_like(ids)), str(tmp),
                 input_names=["input_ids", "attention_mask", "token_type_ids"],
