@@ -50,7 +50,9 @@ def run_variant(name, args, work, project, built):
     cmd = [sys.executable, str(KIT / "run_eval.py"), "--project", str(project),
            "--python", args.python, "--data", str(args.data), "--corpus", str(args.corpus),
            "--db", str(db), "--keep-db", "--out", str(work / f"{name}.json")]
-    if args.subset:
+    if args.subset and (work / "subset").is_dir():        # made by the first variant
+        cmd[cmd.index("--corpus") + 1] = str(work / "subset")
+    elif args.subset:
         cmd += ["--subset", str(args.subset), "--subset-dir", str(work / "subset")]
     if key in built:
         cmd.append("--skip-index")
