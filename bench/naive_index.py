@@ -34,8 +34,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-# speed.py runs a snapshot of index.py; it says where in RAG_BENCH_CODE
-sys.path.insert(0, os.environ.get("RAG_BENCH_CODE") or str(Path(__file__).resolve().parents[1]))
+# speed.py runs a snapshot of index.py and says where in RAG_BENCH_CODE
+CODE = os.environ.get("RAG_BENCH_CODE") or str(Path(__file__).resolve().parents[1])
+sys.path.insert(0, CODE)
 import index as rag  # noqa: E402
 
 BATCH = 500

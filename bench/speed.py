@@ -3,7 +3,7 @@
 
     python bench/speed.py [--repo DIR] [--osu DIR] [--runs N] [--skip-full] [--work DIR]
 
-Writes bench/RESULTS-speed.md (rewritten after every measurement, so a run cut short
+Writes bench/RESULTS-speed.md (or --out) (rewritten after every measurement, so a run cut short
 still leaves what it measured) and prints the table at the end.
 
 Every figure is a child process timed from outside: wall time by the clock around it,
@@ -545,6 +545,7 @@ def machine():
 
 
 def main():
+    global CODE, OUT
     p = argparse.ArgumentParser(description="Speed benchmark: codebase-rag vs naive baselines; "
                                             "writes bench/RESULTS-speed.md")
     p.add_argument("--repo", default="/work/trees/jellyfin", help="C# tree (default jellyfin)")
@@ -555,18 +556,19 @@ def main():
     p.add_argument("--rebuild-runs", type=int, default=3, help="runs of --rebuild (default 3)")
     p.add_argument("--skip-full", action="store_true", help="skip the full-index rows")
     p.add_argument("--work", help="scratch folder, reused across runs (default: a temp dir)")
+    p.add_argument("--out", default=str(OUT), help=f"Markdown file to write (default {OUT})")
     p.add_argument("--placeholder-build", metavar="SRC", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.placeholder_build:
         return placeholder_build(Path(args.placeholder_build))
 
+    OUT = Path(args.out).resolve()
     args.repo, args.osu = Path(args.repo).resolve(), Path(args.osu).resolve()
     work = Path(args.work).resolve() if args.work else Path(tempfile.mkdtemp(prefix="rag-speed-"))
     work.mkdir(parents=True, exist_ok=True)
     for tree in (args.repo, args.osu):
         if work == tree or tree in work.parents:
             raise SystemExit("--work must not be inside a benchmarked tree")
-    global CODE
     CODE = work / "code"
     CODE.mkdir(exist_ok=True)
     for name in ("index.py", "query.py"):
@@ -600,10 +602,12 @@ def main():
             rep, "1a", repo / ".codebase-rag", args.runs, f"index of {args.repo.name}"
             + (" with placeholder vectors" if kinds[repo] == "placeholder" else ""))),
         ("2 --single / --hook", lambda: bench_edits(rep, repo, naive_single_db, args.runs)),
-        ("3a no-op", lambda: bench_noop(rep, "3a", repo, work / "naive-noop-repo", args.runs,
-                                        1.5, f"{args.repo.name} ({rep.info['repo_files']} files)")),
-        ("3b no-op", lambda: bench_noop(rep, "3b", osu, work / "naive-noop-osu", args.runs, 3.0,
-                                        f"{args.osu.name} ({rep.info['osu_files']} files)")),
+        ("3a no-op", lambda: bench_noop(
+            rep, "3a", repo, work / "naive-noop-repo", args.runs, 1.5,
+            f"{args.repo.name} ({rep.info['repo_files']} files)")),
+        ("3b no-op", lambda: bench_noop(
+            rep, "3b", osu, work / "naive-noop-osu", args.runs, 3.0,
+            f"{args.osu.name} ({rep.info['osu_files']} files)")),
     ]
     if not args.skip_full:
         steps.append(("4 full index (slow)", lambda: bench_full(rep, args, work, repo, export)))
