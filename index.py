@@ -37,15 +37,17 @@ UNITY_EXCLUDES = ("Library", "Temp")     # skipped where they sit beside Project
 MAX_FILE_BYTES = int(ENV.get("CODEBASE_RAG_MAX_FILE_BYTES", 1_000_000))
 MAX_TOKENS = 256                # MiniLM's window (word pieces, with [CLS] and [SEP])
 HEADER_TOKENS = 64              # at most this much of each window repeats the header
-BATCH_SIZE = int(ENV.get("CODEBASE_RAG_BATCH", 64))
+BATCH_SIZE = int(ENV.get("CODEBASE_RAG_BATCH", 16))
 # Below this many texts to embed, onnxruntime (starts in a blink) beats loading torch.
 TORCH_MIN = int(ENV.get("CODEBASE_RAG_TORCH_MIN", 200))
 FLUSH_WINDOWS = int(ENV.get("CODEBASE_RAG_FLUSH", 2000))   # windows written per batch
 HOOK_WAIT_S = float(ENV.get("CODEBASE_RAG_HOOK_WAIT", 20))
 COLLECTION = "chunks"
-# Levers for bench/ablation.py: embed a context header with each chunk; embed every window
-# of a long member ("all") or only its first, truncated like the original tool ("first").
-EMBED_HEADER = ENV.get("CODEBASE_RAG_HEADER", "1") != "0"
+# Levers for bench/ablation.py: which parts of the context header each embedded text starts
+# with (comma-separated, "0" for none); every window of a long member ("all") or only its
+# first, truncated like the original tool ("first").
+HEADER_PARTS = {"1": "path,owner,name,doc", "0": ""}.get(
+    ENV.get("CODEBASE_RAG_HEADER", "1"), ENV.get("CODEBASE_RAG_HEADER", "")).split(",")
 EMBED_WINDOWS = ENV.get("CODEBASE_RAG_WINDOWS", "all")
 
 # Chroma must never phone home; set before chromadb is imported anywhere.
@@ -600,18 +602,22 @@ def split_identifiers(text):
     return text.replace("_", " ")
 
 
-def chunk_header(rel, c):
-    owner = ".".join(p for p in (c.namespace, c.cls) if p)
-    words = split_identifiers(c.member).lower()
-    lines = [f"{rel} | {owner} | {c.kind} {c.member} ({words})"]
-    if c.doc:
-        lines.append(c.doc)
-    return "\n".join(lines)
+def chunk_header(rel, c, parts=HEADER_PARTS):
+    """What the model reads before each window of a chunk's code: where it lives, what it
+    is, and its doc comment, e.g. "src/Energy.cs | Game.EnergySystem | method RefillTimers
+    (refill timers)"."""
+    fields = {"path": rel, "owner": ".".join(p for p in (c.namespace, c.cls) if p),
+              "name": f"{c.kind} {c.member} ({split_identifiers(c.member).lower()})"}
+    line = " | ".join(v for k, v in fields.items() if k in parts)
+    return "\n".join(x for x in (line, c.doc if "doc" in parts else "") if x)
 
 
 def chunk_body(lines, c):
-    """The chunk's code from its signature on (the doc comment is already in the header)."""
-    return "\n".join(lines[c.sig_line - 1 if c.doc else c.start_line - 1:c.end_line])
+    """The chunk's code without its doc comment (the header has that), attributes kept."""
+    first = c.start_line - 1
+    while first < c.sig_line - 1 and lines[first].lstrip().startswith("///"):
+        first += 1
+    return "\n".join(lines[first:c.end_line])
 
 
 def chunk_text(lines, c):
@@ -620,12 +626,21 @@ def chunk_text(lines, c):
 
 def windows(header, body, count_tokens):
     """Cut header+body into texts that each fit the model: the header, then as many
-    whole lines of the body as fit (a single over-long line is cut by the model)."""
+    whole lines of the body as fit (a line too long for any window is cut in pieces)."""
     budget = MAX_TOKENS - 2
-    head_tokens = min(count_tokens([header])[0], HEADER_TOKENS)
+    head_tokens = count_tokens([header])[0]
+    first, _, doc = header.partition("\n")
+    while head_tokens > HEADER_TOKENS and doc:      # a long doc comment: keep its start
+        doc = doc[:int(len(doc) * HEADER_TOKENS / head_tokens) - 1].rstrip()
+        header = "\n".join(x for x in (first, doc) if x)
+        head_tokens = count_tokens([header])[0]
     room = max(budget - head_tokens, 32)
     body_lines = body.split("\n")
     sizes = count_tokens(body_lines)
+    for i in reversed([i for i, size in enumerate(sizes) if size >= room]):
+        step = -(-len(body_lines[i]) * room // (sizes[i] * 5 // 4 + 1))    # ~80% of room
+        pieces = [body_lines[i][j:j + step] for j in range(0, len(body_lines[i]), step)]
+        body_lines[i:i + 1], sizes[i:i + 1] = pieces, count_tokens(pieces)
     out, current, used = [], [], 0
     for line, size in zip(body_lines, sizes):
         size += 1                         # the newline
@@ -720,6 +735,7 @@ class TorchEmbedder:
     def __init__(self, model_path):
         if Path(model_path).is_dir():            # a local model needs no hub at all
             ENV.setdefault("HF_HUB_OFFLINE", "1")
+            ENV.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")   # nor a bar for loading it
         import torch
         from sentence_transformers import SentenceTransformer
         verify_packaged_weights(model_path)
@@ -764,6 +780,10 @@ class TorchEmbedder:
         os.replace(folder / "tokenizer.json.tmp", folder / "tokenizer.json")
         split_weights(tmp, folder / "model.onnx")
         tmp.unlink()
+
+
+def export_onnx(model_path, folder):
+    TorchEmbedder(model_path).export_onnx(folder)
 
 
 def split_weights(source, target):
@@ -1091,14 +1111,24 @@ class Indexer:
             self._onnx = pool.submit(OnnxEmbedder, self.store.model_dir)
             pool.shutdown(wait=False)
 
+    def ensure_onnx(self):
+        """Export the model for queries, once per index, in a child process: tracing holds
+        ~800 MB that this process would otherwise keep for the rest of a build."""
+        if (self.store.model_dir / "model.onnx").is_file():
+            return
+        if self.progress:
+            warn("exporting the model to ONNX for fast queries (once per index)...")
+        import concurrent.futures
+        import multiprocessing
+        with concurrent.futures.ProcessPoolExecutor(
+                1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            pool.submit(export_onnx, self.model_path, str(self.store.model_dir)).result()
+
     def onnx(self):
         if hasattr(self._onnx, "result"):
             self._onnx = self._onnx.result()
         if self._onnx is None:
-            if not (self.store.model_dir / "model.onnx").is_file():
-                if self.progress:
-                    warn("exporting the model to ONNX for fast queries (once per index)...")
-                self.torch().export_onnx(self.store.model_dir)
+            self.ensure_onnx()
             self._onnx = OnnxEmbedder(self.store.model_dir)
         return self._onnx
 
@@ -1112,7 +1142,8 @@ class Indexer:
         self.stats["embedded"] += len(missing)
         if missing:
             # torch is slow to load but faster in bulk; onnxruntime starts in a blink
-            embedder = self.torch() if len(missing) >= TORCH_MIN else self.onnx()
+            bulk = self._torch is not None or len(missing) >= TORCH_MIN
+            embedder = self.torch() if bulk else self.onnx()
             bar = None
             if self.progress and len(missing) >= 100:
                 from tqdm import tqdm
@@ -1143,7 +1174,7 @@ class Indexer:
             meta = {k: row[k] for k in ("file", "namespace", "class", "member", "kind",
                                         "start_line", "end_line")}
             meta["chunk"] = cid
-            texts = windows(header if EMBED_HEADER else "", chunk_body(lines, c),
+            texts = windows(header, chunk_body(lines, c),
                             self.count_tokens)
             for w, wtext in enumerate(texts[:1] if EMBED_WINDOWS == "first" else texts):
                 window_texts.append((f"{cid}.{w}", wtext.lstrip("\n"), meta))
@@ -1266,6 +1297,7 @@ def write_under_lock(store, indexer, work, wait=None):
         except Timeout:
             return False
     try:
+        indexer.ensure_onnx()         # queries need it even if nothing changed
         while True:
             extra = set(store.dirty_files()) | take_pending(store)
             work = dict(work)
@@ -1339,8 +1371,6 @@ def cmd_index(args):
     indexer.walked = set(work)
     work.update({rel: None for rel in store.manifest() if rel not in work})
     write_under_lock(store, indexer, work)
-    if not (store.model_dir / "model.onnx").is_file():
-        indexer.onnx()                # queries need the fast model even if nothing changed
     s = indexer.stats
     count = store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     print(f"indexed {source}: {len(work)} files ({s['files']} changed), chunks "

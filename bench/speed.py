@@ -26,9 +26,11 @@ Rows and their baselines:
   3  no-op `index.py --source DIR` on the repo and on osu; baseline: bench/naive_index.py
      --incremental (chromadb + sentence-transformers, hash every file, compare with a
      manifest)
-  4  full index: first-time build (ONNX export included), a build with DB/model/ pre-seeded,
-     and a --rebuild from the embedding cache, vs bench/naive_index.py (chromadb's
+  4  full index: first-time build (ONNX export included; the export alone is timed in the
+     notes) and a --rebuild from the embedding cache, vs bench/naive_index.py (chromadb's
      SentenceTransformerEmbeddingFunction, batches of 500)
+  5  embedding levers one at a time (bench/levers.py): embedder, precision, batch size,
+     length-sorted batches
 
 Rows 1-3 need an index but not its vectors' values: unless a real one exists, speed.py
 builds one whose vectors are placeholders (every file, chunk and window is there, in
@@ -126,6 +128,7 @@ class Series:
 class Report:
     def __init__(self, args, work):
         self.args, self.work, self.rows, self.notes = args, work, [], []
+        self.sections = []            # extra Markdown, e.g. the embedding levers
         self.started = time.time()
         self.info = {}
 
@@ -186,6 +189,7 @@ class Report:
                 f"(other jobs shared the machine).", ""]
         if self.notes:
             body += ["## Notes", ""] + [f"- {n}" for n in self.notes] + [""]
+        body += self.sections
         OUT.write_text("\n".join(head + body))
 
 
@@ -444,18 +448,16 @@ def bench_noop(rep, key, tree, naive_db, runs, limit, label):
             [(f"≤ {limit:g} s", ours.wall <= limit)], "naive_index.py --incremental")
 
 
-def bench_full(rep, args, work, repo, export):
-    """Row 4: first-time builds vs the naive pipeline, then --rebuild, then pre-seeded."""
-    naive, first, seeded, rebuild = Series(), Series(), Series(), Series()
-    fresh_db, seeded_db, naive_db = work / "full-fresh", work / "full-seeded", work / "naive-full"
+def bench_full(rep, args, work, repo):
+    """Row 4: first-time builds vs the naive pipeline, then --rebuild."""
+    naive, first, rebuild = Series(), Series(), Series()
+    fresh_db, naive_db = work / "full-fresh", work / "naive-full"
     outs = {}
 
     def target_rows():
         rows = [("4a", "full index, first-time build (empty --db, ONNX export included)", first),
                 ("4b", "full index, `--rebuild` of an existing index (vectors from the cache)",
-                 rebuild),
-                ("4c", "full index, first-time build with DB/model/ pre-seeded (no export)",
-                 seeded)]
+                 rebuild)]
         for key, what, s in rows:
             if s.walls:
                 ratio = naive.wall / s.wall if naive.walls else None
@@ -493,15 +495,16 @@ def bench_full(rep, args, work, repo, export):
                      f"SentenceTransformerEmbeddingFunction, batches of 500): {outs.get('naive')}")
     # the real index, for cold queries too
     bench_query(rep, "1b", fresh_db, args.runs, f"real index of {repo.name}")
-    for r in range(args.full_runs):
-        shutil.rmtree(seeded_db, ignore_errors=True)
-        seed_model(export, seeded_db)
-        log("  4c ours pre-seeded build ...")
-        wall, rss, out = run([PY, CODE / "index.py", "--source", repo, "--db", seeded_db, "-q"])
-        seeded.add(wall, rss)
-        outs["4c"] = last_line(out)
-        log(f"  4c: {wall:.0f}s {rss:.0f}MB")
-        target_rows()
+
+
+def bench_levers(rep, args, work):
+    """Row-less section: bench/levers.py, each embedding lever on and off."""
+    out = work / "levers.md"
+    log("  5 embedding levers (bench/levers.py) ...")
+    run([PY, HERE / "levers.py", "--repo", args.repo, "--texts", str(args.lever_texts),
+         "--rounds", str(args.runs if args.runs < 3 else 3), "--out", out])
+    rep.sections = [out.read_text().replace("# Embedding levers", "## Embedding levers", 1)]
+    rep.write()
 
 
 def last_line(out):
@@ -555,6 +558,8 @@ def main():
                    help="runs per full-index build (default 1: each takes many minutes)")
     p.add_argument("--rebuild-runs", type=int, default=3, help="runs of --rebuild (default 3)")
     p.add_argument("--skip-full", action="store_true", help="skip the full-index rows")
+    p.add_argument("--lever-texts", type=int, default=200,
+                   help="texts per run of bench/levers.py (0: skip the levers)")
     p.add_argument("--work", help="scratch folder, reused across runs (default: a temp dir)")
     p.add_argument("--out", default=str(OUT), help=f"Markdown file to write (default {OUT})")
     p.add_argument("--placeholder-build", metavar="SRC", help=argparse.SUPPRESS)
@@ -609,8 +614,10 @@ def main():
             rep, "3b", osu, work / "naive-noop-osu", args.runs, 3.0,
             f"{args.osu.name} ({rep.info['osu_files']} files)")),
     ]
+    if args.lever_texts:
+        steps.append(("5 embedding levers", lambda: bench_levers(rep, args, work)))
     if not args.skip_full:
-        steps.append(("4 full index (slow)", lambda: bench_full(rep, args, work, repo, export)))
+        steps.append(("4 full index (slow)", lambda: bench_full(rep, args, work, repo)))
     for name, step in steps:
         log(name)
         try:

@@ -156,6 +156,19 @@ def test_random_edits_keep_index_equal_to_fresh_build(cli, sample_tree, tmp_path
     assert_same_index(db, fresh)
 
 
+def test_a_first_build_exports_the_model_and_bulk_embeds_with_torch(cli, sample_tree, tmp_path):
+    """No ONNX model seeded: the build exports one (in a child process) for queries, and
+    with bulk embedding on torch the index equals one built on onnxruntime."""
+    db, onnx_db = tmp_path / "db", tmp_path / "onnx-db"
+    proc = cli.run("index.py", "--source", sample_tree, "--db", db,
+                   env={"CODEBASE_RAG_TORCH_MIN": "1"})
+    assert (db / "model" / "model.onnx").is_file()
+    assert "Traceback" not in proc.stderr and "Loading weights" not in proc.stderr
+    cli.index(sample_tree, onnx_db)
+    assert_same_index(db, onnx_db)
+    assert cli.query(db, QUESTIONS[0]["question"])[0]["member"] == QUESTIONS[0]["member"]
+
+
 def test_rebuild_and_noop_runs(cli, sample_tree, tmp_path):
     db = tmp_path / "db"
     first = cli.index(sample_tree, db).stdout

@@ -1,0 +1,140 @@
+"""What the model reads for each chunk, written as snippet -> embedded texts.
+
+Every text is a header (file | namespace.class | kind member (its words), then the doc
+comment) followed by code. A member too long for MiniLM's 256 word pieces is cut into
+several windows, each led by the same header, so that every line of it is read.
+Token counts come from the packaged model's own tokenizer.
+"""
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import index  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from tokenizers import Tokenizer
+    tok = Tokenizer.from_file(str(index.packaged_model_dir() / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+@pytest.fixture(scope="module")
+def count_tokens(tokenizer):
+    return lambda texts: [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+
+def embedded_texts(src, count_tokens, rel="Game/Energy.cs", parts=index.HEADER_PARTS):
+    """The texts index.py embeds for each chunk of src, as {member: [texts]}."""
+    src = textwrap.dedent(src).lstrip("\n")
+    lines = src.split("\n")
+    return {c.member: index.windows(index.chunk_header(rel, c, parts), index.chunk_body(lines, c),
+                                    count_tokens)
+            for c in index.chunk_csharp(src)}
+
+
+def test_a_documented_method_reads_header_doc_attributes_and_code(count_tokens):
+    texts = embedded_texts('''
+        namespace Game
+        {
+            class EnergySystem
+            {
+                /// <summary>Gives back one point per elapsed timer.</summary>
+                [Obsolete("use Tick")]
+                public int RefillTimers(DateTime now)
+                {
+                    return 0;
+                }
+            }
+        }
+        ''', count_tokens)
+    assert texts == {"RefillTimers": [
+        "Game/Energy.cs | Game.EnergySystem | method RefillTimers (refill timers)\n"
+        "Gives back one point per elapsed timer.\n"
+        '        [Obsolete("use Tick")]\n'
+        "        public int RefillTimers(DateTime now)\n"
+        "        {\n"
+        "            return 0;\n"
+        "        }"]}
+
+
+def test_header_parts_can_be_left_out(count_tokens):
+    src = '''
+        namespace Game { class Shop {
+            /// <summary>Sells.</summary>
+            void BuyItem() { }
+        } }
+        '''
+    header = lambda parts: embedded_texts(src, count_tokens, parts=parts)["BuyItem"][0].split("\n    void")[0]
+    assert header(["path", "owner", "name", "doc"]) == \
+        "Game/Energy.cs | Game.Shop | method BuyItem (buy item)\nSells."
+    assert header(["owner", "name"]) == "Game.Shop | method BuyItem (buy item)"
+    assert header(["path", "doc"]) == "Game/Energy.cs\nSells."
+    assert header([""]) == ""
+
+
+def test_a_long_member_is_read_whole_in_windows_that_each_repeat_the_header(
+        count_tokens, tokenizer):
+    calls = "\n".join(f"        Step{i}(player, inventory, energy, clock);" for i in range(120))
+    texts = embedded_texts(f'''
+        class Loop
+        {{
+            void RunAllSteps()
+            {{
+        {calls}
+            }}
+        }}
+        ''', count_tokens)["RunAllSteps"]
+    header = "Game/Energy.cs | Loop | method RunAllSteps (run all steps)\n"
+    assert len(texts) > 5
+    assert all(t.startswith(header) for t in texts)
+    assert all(len(tokenizer.encode(t).ids) <= index.MAX_TOKENS for t in texts)
+    read = "\n".join(t[len(header):] for t in texts)
+    assert all(f"Step{i}(" in read for i in range(120))
+    assert read.count("(player,") == 120              # each line once, none repeated
+
+
+def test_a_line_too_long_for_any_window_is_cut_not_dropped(count_tokens, tokenizer):
+    words = " ".join(f"word{i}" for i in range(600))
+    texts = embedded_texts(f'''
+        class Text
+        {{
+            string Blurb() => "{words}";
+        }}
+        ''', count_tokens)["Blurb"]
+    assert len(texts) > 2
+    assert all(len(tokenizer.encode(t).ids) <= index.MAX_TOKENS for t in texts)
+    pieces = "".join(t.split("\n", 1)[1] for t in texts).replace("\n", "")
+    assert f'string Blurb() => "{words}";' in pieces
+
+
+def test_a_long_doc_comment_is_shortened_so_code_still_fits(count_tokens, tokenizer):
+    doc = " ".join(f"detail{i}" for i in range(300))
+    texts = embedded_texts(f'''
+        class Docs
+        {{
+            /// <summary>{doc}</summary>
+            void Explain()
+            {{
+                Say();
+            }}
+        }}
+        ''', count_tokens)["Explain"]
+    assert len(texts) == 1
+    assert texts[0].startswith("Game/Energy.cs | Docs | method Explain (explain)\ndetail0 detail1")
+    assert texts[0].endswith("void Explain()\n    {\n        Say();\n    }")
+    assert len(tokenizer.encode(texts[0]).ids) <= index.MAX_TOKENS
+
+
+def test_an_oversized_file_without_members_is_split_the_same_way(count_tokens, tokenizer):
+    values = ",\n".join(f"    Value{i} = {i}" for i in range(400))
+    texts = embedded_texts(f"enum Big\n{{\n{values}\n}}\n", count_tokens)["Big"]
+    assert len(texts) > 3
+    assert all(t.startswith("Game/Energy.cs |  | enum Big (big)\n") for t in texts)   # no namespace
+    assert all(len(tokenizer.encode(t).ids) <= index.MAX_TOKENS for t in texts)
+    assert "Value399 = 399" in texts[-1]
