@@ -36,18 +36,22 @@ DEFAULT_EXCLUDES = ["bin/", "obj/", ".git/", "node_modules/", "packages/", INDEX
 UNITY_EXCLUDES = ("Library", "Temp")     # skipped where they sit beside ProjectSettings/
 MAX_FILE_BYTES = int(ENV.get("CODEBASE_RAG_MAX_FILE_BYTES", 1_000_000))
 MAX_TOKENS = 256                # MiniLM's window (word pieces, with [CLS] and [SEP])
-HEADER_TOKENS = 64              # at most this much of each window repeats the header
+HEADER_TOKENS = 64              # a longer header (doc comment) is shortened to this
 BATCH_SIZE = int(ENV.get("CODEBASE_RAG_BATCH", 16))
 # Below this many texts to embed, onnxruntime (starts in a blink) beats loading torch.
 TORCH_MIN = int(ENV.get("CODEBASE_RAG_TORCH_MIN", 200))
 FLUSH_WINDOWS = int(ENV.get("CODEBASE_RAG_FLUSH", 2000))   # windows written per batch
 HOOK_WAIT_S = float(ENV.get("CODEBASE_RAG_HOOK_WAIT", 20))
 COLLECTION = "chunks"
+# Each new process replays every Chroma write made since the HNSW index was last saved
+# (about 1 ms per vector here; its default saves every 1,000): saving every 10 keeps a cold
+# query or a hook from replaying hundreds.
+HNSW_CONFIG = {"space": "cosine", "sync_threshold": 10}
 # Levers for bench/ablation.py: which parts of the context header each embedded text starts
 # with (comma-separated, "0" for none); every window of a long member ("all") or only its
 # first, truncated like the original tool ("first").
-HEADER_PARTS = {"1": "path,owner,name,doc", "0": ""}.get(
-    ENV.get("CODEBASE_RAG_HEADER", "1"), ENV.get("CODEBASE_RAG_HEADER", "")).split(",")
+HEADER_PARTS = [part for part in ENV.get("CODEBASE_RAG_HEADER", "path,owner,name,doc").split(",")
+                if part != "0"]
 EMBED_WINDOWS = ENV.get("CODEBASE_RAG_WINDOWS", "all")
 
 # Chroma must never phone home; set before chromadb is imported anywhere.
@@ -890,10 +894,12 @@ class Vectors:
                                          migration_mode=rust.MigrationMode.Apply)
             self.rust = rust.Bindings(allow_reset=False, sqlite_db_config=config,
                                       persist_path=str(self.folder), hnsw_cache_size=100)
-            self.id = str(self.rust.get_collection(COLLECTION, self.TENANT, self.DATABASE).id)
+            found = self.rust.get_collection(COLLECTION, self.TENANT, self.DATABASE)
+            self.id, self.config = str(found.id), found.configuration
         except Exception:
             self.rust = None
             self.public = self.open_public()
+            self.config = self.public.configuration
 
     def open_public(self):
         import chromadb
@@ -901,7 +907,15 @@ class Vectors:
         client = chromadb.PersistentClient(
             path=str(self.folder), settings=Settings(anonymized_telemetry=False))
         return client.get_or_create_collection(
-            COLLECTION, metadata={"hnsw:space": "cosine"}, embedding_function=None)
+            COLLECTION, configuration={"hnsw": HNSW_CONFIG}, embedding_function=None)
+
+    def tune(self):
+        """Give an index made before HNSW_CONFIG its save interval (writers only)."""
+        sync = ((self.config or {}).get("hnsw") or {}).get("sync_threshold")
+        if sync is not None and sync > HNSW_CONFIG["sync_threshold"]:
+            wanted = {"sync_threshold": HNSW_CONFIG["sync_threshold"]}
+            (self.public or self.open_public()).modify(configuration={"hnsw": wanted})
+            self.config = {"hnsw": wanted}
 
     def upsert(self, ids, embeddings, metadatas):
         if self.rust is None:
@@ -1015,6 +1029,7 @@ class Store:
                 [(f.rel, json.dumps(sorted(old.get(f.rel, set()) | f.window_ids())))
                  for f in files])
         upserts = [w for f in files for w in f.windows]               # (2) Chroma
+        self.collection.tune()
         stale = sorted(set().union(*old.values()) - {w[0] for w in upserts}) if old else []
         step = 4000
         for i in range(0, len(upserts), step):
@@ -1174,8 +1189,7 @@ class Indexer:
             meta = {k: row[k] for k in ("file", "namespace", "class", "member", "kind",
                                         "start_line", "end_line")}
             meta["chunk"] = cid
-            texts = windows(header, chunk_body(lines, c),
-                            self.count_tokens)
+            texts = windows(header, chunk_body(lines, c), self.count_tokens)
             for w, wtext in enumerate(texts[:1] if EMBED_WINDOWS == "first" else texts):
                 window_texts.append((f"{cid}.{w}", wtext.lstrip("\n"), meta))
         return rows, window_texts

@@ -246,6 +246,8 @@ def main(argv=None):
     except rag.UsageError as e:
         rag.warn(str(e))
         return 2
+    except BrokenPipeError:              # the reader stopped early (| head): not an error
+        os._exit(0)
     except OSError as e:
         rag.warn(f"{e.filename or ''}: {e.strerror}")
         return 2

@@ -169,6 +169,28 @@ def test_a_first_build_exports_the_model_and_bulk_embeds_with_torch(cli, sample_
     assert cli.query(db, QUESTIONS[0]["question"])[0]["member"] == QUESTIONS[0]["member"]
 
 
+def chroma_backlog(db):
+    """Chroma writes not yet saved into its HNSW files: each new process replays them."""
+    import sqlite3
+    con = sqlite3.connect(Path(db) / "chroma" / "chroma.sqlite3")
+    (logged,), = con.execute("SELECT COALESCE(MAX(seq_id), 0) FROM embeddings_queue")
+    (saved,), = con.execute("SELECT MIN(seq_id) FROM max_seq_id")
+    con.close()
+    return logged - saved
+
+
+def test_the_vector_index_on_disk_stays_current(cli, sample_tree, tmp_path):
+    """A cold query or hook must not replay a long write log (Chroma's default saves its
+    HNSW index every 1,000 writes, which cost a cold query ~0.5 s on jellyfin)."""
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    assert chroma_backlog(db) < 10
+    for path in sorted(sample_tree.rglob("*.cs"))[:4]:
+        path.write_text(path.read_text().replace("{", "{ // edited", 1))
+        cli.hook(db, path)
+        assert chroma_backlog(db) < 10
+
+
 def test_rebuild_and_noop_runs(cli, sample_tree, tmp_path):
     db = tmp_path / "db"
     first = cli.index(sample_tree, db).stdout
