@@ -38,8 +38,6 @@ MAX_FILE_BYTES = int(ENV.get("CODEBASE_RAG_MAX_FILE_BYTES", 1_000_000))
 MAX_TOKENS = 256                # MiniLM's window (word pieces, with [CLS] and [SEP])
 HEADER_TOKENS = 64              # a longer header (doc comment) is shortened to this
 BATCH_SIZE = int(ENV.get("CODEBASE_RAG_BATCH", 16))
-# Below this many texts to embed, onnxruntime (starts in a blink) beats loading torch.
-TORCH_MIN = int(ENV.get("CODEBASE_RAG_TORCH_MIN", 200))
 FLUSH_WINDOWS = int(ENV.get("CODEBASE_RAG_FLUSH", 2000))   # windows written per batch
 HOOK_WAIT_S = float(ENV.get("CODEBASE_RAG_HOOK_WAIT", 20))
 COLLECTION = "chunks"
@@ -734,7 +732,7 @@ class OnnxEmbedder:
 
 
 class TorchEmbedder:
-    """sentence-transformers on torch: used for bulk indexing and for the ONNX export."""
+    """sentence-transformers on torch: makes the ONNX export (and is the tests' reference)."""
 
     def __init__(self, model_path):
         if Path(model_path).is_dir():            # a local model needs no hub at all
@@ -1093,26 +1091,17 @@ class Indexer:
         self.store, self.root, self.ignore = store, Path(root), ignore
         self.model_path, self.model_id = resolve_model(model)
         self.progress = progress and sys.stderr.isatty()
-        self._onnx = self._torch = self._counter = None
+        self._onnx = self._counter = None
         self.walked = set()           # paths the walk already found indexable
         self.stats = dict(files=0, added=0, updated=0, removed=0, embedded=0, cached=0)
 
-    # -- the model
-    def torch(self):
-        if self._torch is None:
-            self._torch = TorchEmbedder(self.model_path)
-        return self._torch
-
+    # -- the model: onnxruntime for all embedding (torch only exports it, in a child process)
     def count_tokens(self, texts):
         """Word pieces per text, without loading a model."""
         if self._counter is None:
             from tokenizers import Tokenizer
-            for folder in (self.store.model_dir, Path(self.model_path)):
-                if (folder / "tokenizer.json").is_file():
-                    self._counter = Tokenizer.from_file(str(folder / "tokenizer.json"))
-                    break
-            else:
-                self._counter = self.torch().tokenizer.backend_tokenizer
+            self.ensure_onnx()                       # its folder holds tokenizer.json
+            self._counter = Tokenizer.from_file(str(self.store.model_dir / "tokenizer.json"))
             self._counter.no_truncation()
             self._counter.no_padding()
         return [len(e.ids) for e in self._counter.encode_batch(texts, add_special_tokens=False)]
@@ -1156,9 +1145,7 @@ class Indexer:
         self.stats["cached"] += len(keys) - len(missing)
         self.stats["embedded"] += len(missing)
         if missing:
-            # torch is slow to load but faster in bulk; onnxruntime starts in a blink
-            bulk = self._torch is not None or len(missing) >= TORCH_MIN
-            embedder = self.torch() if bulk else self.onnx()
+            embedder = self.onnx()
             bar = None
             if self.progress and len(missing) >= 100:
                 from tqdm import tqdm

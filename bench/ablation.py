@@ -2,11 +2,12 @@
 """Retrieval quality, lever by lever, on the eval kit in ../shared/eval/.
 
 Runs the kit's harness (run_eval.py) on a snapshot of this checkout once per variant and
-writes a Markdown table (R@1/5/10, MRR@10, tokens@5, index time) to
-bench/RESULTS-quality.md. Variants that differ only at query time reuse one index, and
-the embedding cache makes re-indexing cheap when only the lexical side changes.
+prints a Markdown table (R@1/5/10, MRR@10, tokens@5, index time) of every variant
+reported in --work so far; bench/RESULTS-quality.md quotes it. Variants that differ only
+at query time reuse one index, and an index already in --work is reused.
 
-    python bench/ablation.py --corpus CORPORA/ppy__osu [--subset 3000] [--only NAME ...]
+    python bench/ablation.py --corpus CORPORA/ppy__osu [--subset 1500] [--only NAME ...]
+        [--work DIR] [--out FILE]
 
 The corpus comes from the kit's make_corpus.py (see ../shared/eval/README.md); it is
 fetched public code, so keep it outside this repository.
@@ -94,7 +95,7 @@ def main():
     p.add_argument("--only", nargs="+", choices=list(VARIANTS), help="run just these")
     p.add_argument("--work", type=Path, default=Path("/tmp/codebase-rag-ablation"))
     p.add_argument("--python", default=sys.executable)
-    p.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS-quality.md")
+    p.add_argument("--out", type=Path, help="also write the table here")
     args = p.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     project = snapshot(args.work / "project")
@@ -111,7 +112,8 @@ def main():
         idx = "" if seconds is None else f"{seconds:.0f}"
         lines.append(f"| {name} | {VARIANTS[name][2]} | {m['R@1']:.3f} | {m['R@5']:.3f} | "
                      f"{m['R@10']:.3f} | {m['MRR@10']:.3f} | {m['tokens@5']:.0f} | {idx} |")
-    args.out.write_text("\n".join(lines) + "\n")
+    if args.out:
+        args.out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

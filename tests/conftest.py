@@ -36,7 +36,7 @@ class Cli:
 
     def __init__(self, onnx_export):
         self.onnx_export = onnx_export
-        self.env = {**os.environ, "CODEBASE_RAG_TORCH_MIN": "100000"}   # keep to onnxruntime
+        self.env = dict(os.environ)
         self.env.pop("CODEBASE_RAG_DB", None)
 
     def seed(self, db):

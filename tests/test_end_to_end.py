@@ -156,12 +156,11 @@ def test_random_edits_keep_index_equal_to_fresh_build(cli, sample_tree, tmp_path
     assert_same_index(db, fresh)
 
 
-def test_a_first_build_exports_the_model_and_bulk_embeds_with_torch(cli, sample_tree, tmp_path):
-    """No ONNX model seeded: the build exports one (in a child process) for queries, and
-    with bulk embedding on torch the index equals one built on onnxruntime."""
+def test_a_first_build_exports_the_model_itself(cli, sample_tree, tmp_path):
+    """No ONNX model seeded: the build exports one (in a child process, with torch) and
+    ends up equal to a build given the session's export."""
     db, onnx_db = tmp_path / "db", tmp_path / "onnx-db"
-    proc = cli.run("index.py", "--source", sample_tree, "--db", db,
-                   env={"CODEBASE_RAG_TORCH_MIN": "1"})
+    proc = cli.run("index.py", "--source", sample_tree, "--db", db)
     assert (db / "model" / "model.onnx").is_file()
     assert "Traceback" not in proc.stderr and "Loading weights" not in proc.stderr
     cli.index(sample_tree, onnx_db)
@@ -382,7 +381,7 @@ def test_no_network_connection_is_ever_attempted(cli, sample_tree, tmp_path):
         "        raise OSError('network disabled by test')\n"
         "    return _connect(self, address)\n"
         "socket.socket.connect = connect\n" % str(tmp_path / "attempts.log"))
-    env = {"PYTHONPATH": str(guard), "CODEBASE_RAG_TORCH_MIN": "1"}
+    env = {"PYTHONPATH": str(guard)}
     db = tmp_path / "db"
     cli.run("index.py", "--source", sample_tree, "--db", db, env=env)      # exports ONNX too
     cli.run("query.py", "--db", db, "refill energy timers", env=env)
