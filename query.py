@@ -11,6 +11,7 @@ import fnmatch
 import json
 import os
 import re
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -34,34 +35,33 @@ set""".split())
 
 # ----------------------------------------------------------------------------- embed
 def start_embedder(store):
-    """A function that embeds questions. The ONNX export, when the index has one, loads in
-    a thread (onnxruntime lets go of the GIL) while the caller opens the index; without it,
-    sentence-transformers does the work, slowly."""
-    if not (store.model_dir / "model.onnx").is_file():
-        model_path, _ = rag.resolve_model(store.meta("model"))
-        return rag.TorchEmbedder(model_path)
-    import threading
-    loaded = {}
-
-    def load():
-        try:
-            loaded["model"] = rag.OnnxEmbedder(store.model_dir)
-        except Exception as e:           # reported in the caller's thread
-            loaded["error"] = e
-    thread = threading.Thread(target=load, daemon=True)
-    thread.start()
+    """A function that embeds questions with the index's ONNX export, which loads in a
+    thread while the caller opens the index. A query never loads torch: without a sound
+    export it says how to make one."""
+    problem = rag.model_problem(store.model_dir)
+    if problem:
+        raise rag.UsageError(f"the index's exported model in {store.model_dir} is unusable "
+                             f"({problem}); run: python index.py (it exports it again)")
+    get = rag.load_embedder(store.model_dir)
 
     def embed(questions):
-        thread.join()
-        if "error" in loaded:
-            raise loaded["error"]
-        return loaded["model"](questions)
+        try:
+            return get()(questions)
+        except Exception as e:
+            raise rag.UsageError(f"the index's exported model in {store.model_dir} does not "
+                                 f"load ({str(e).splitlines()[0][:160]}); run: python "
+                                 f"index.py (it exports it again)") from None
     return embed
 
 
 # ----------------------------------------------------------------------------- search
 def vector_ranking(store, qvec, n):
     """[(chunk id, distance)] best first; a long member's windows count once."""
+    if not store.window_count():      # nothing embedded yet (a first build just started)
+        return []
+    if not os.access(store.folder, os.W_OK):
+        # Chroma cannot open a read-only folder; the embedding cache holds the same vectors
+        return sorted(distances_for(store, qvec).items(), key=lambda kv: kv[1])[:n]
     _, distances, metadatas = store.collection.query(qvec.tolist(), n)
     best = {}
     for meta, dist in zip(metadatas, distances):
@@ -88,17 +88,24 @@ def lexical_ranking(store, question, n):
     return [cid for (cid,) in rows]
 
 
-def distances_for(store, qvec, chunk_ids):
-    """Cosine distance of the question to each chunk's closest window (for chunks that
-    only the lexical ranking found)."""
+def distances_for(store, qvec, chunk_ids=None):
+    """Cosine distance of the question to each chunk's closest window, from the embedding
+    cache: for chunks that only the lexical ranking found, or for every chunk."""
     import numpy as np
-    rows = store.db.execute(
-        f"SELECT id, vectors FROM chunks WHERE id IN ({','.join('?' * len(chunk_ids))})",
-        list(chunk_ids)).fetchall()
-    keys = {cid: json.loads(k) for cid, k in rows}
-    vectors = store.cached_vectors({k for ks in keys.values() for k in ks})
-    return {cid: min((1.0 - float(np.dot(vectors[k], qvec)) for k in ks if k in vectors),
-                     default=2.0) for cid, ks in keys.items()}
+    query = ("SELECT c.id, v.vec FROM chunks c, json_each(c.vectors) w "
+             "JOIN vectors v ON v.key = w.value")
+    args = list(chunk_ids or ())
+    if chunk_ids is not None:
+        query += f" WHERE c.id IN ({','.join('?' * len(args))})"
+    rows = store.db.execute(query, args).fetchall()
+    if not rows:
+        return {cid: 2.0 for cid in args}
+    matrix = np.frombuffer(b"".join(vec for _, vec in rows), dtype=np.float32).reshape(len(rows), -1)
+    best = {cid: 2.0 for cid in args}
+    for (cid, _), dist in zip(rows, (1.0 - matrix @ qvec).tolist()):
+        if dist < best.get(cid, 3.0):
+            best[cid] = dist
+    return best
 
 
 def search(store, question, qvec, k=TOP_K, mode=MODE, path_glob=None):
@@ -207,7 +214,7 @@ def run(args):
         if not args.question or not args.question.strip():
             raise rag.UsageError('empty question; usage: query.py "what you are looking for"')
         questions = [args.question.strip()]
-    folder = Path(args.db) if args.db else rag.find_index(Path.cwd())
+    folder = Path(args.db) if args.db else rag.find_index(os.getcwd())
     if folder is None or not (folder / "index.sqlite").is_file():
         where = folder or Path.cwd()
         raise rag.UsageError(f"no codebase-rag index found at or above {where}; create one "
@@ -218,7 +225,8 @@ def run(args):
         raise rag.UsageError(f"the index was built with {built_with}, not "
                             f"{rag.resolve_model(args.model)[1]}; re-index with --rebuild")
     embed = start_embedder(store)
-    store.collection                    # open Chroma while the model loads
+    if store.window_count() and os.access(store.folder, os.W_OK):
+        store.collection                # open Chroma while the model loads
     asked = [q for q in questions if q]
     vectors = dict(zip(asked, embed(asked))) if asked else {}
     for q in questions:
@@ -239,18 +247,28 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
         code = run(args)
-        if argv is None:                 # a CLI run: skip the slow interpreter teardown
-            sys.stdout.flush()
-            os._exit(code)
-        return code
     except rag.UsageError as e:
         rag.warn(str(e))
-        return 2
+        code = 2
     except BrokenPipeError:              # the reader stopped early (| head): not an error
         os._exit(0)
     except OSError as e:
-        rag.warn(f"{e.filename or ''}: {e.strerror}")
-        return 2
+        rag.warn(rag.one_line(e))
+        code = 2
+    except Exception as e:               # unexpected: still one line (CODEBASE_RAG_DEBUG=1: trace)
+        if rag.ENV.get("CODEBASE_RAG_DEBUG"):
+            raise
+        if isinstance(e, sqlite3.DatabaseError) and "locked" not in str(e):
+            rag.warn(f"the index is damaged (index.sqlite: {e}); run: python index.py --rebuild")
+        else:
+            rag.warn(f"failed: {rag.one_line(e)}; run python index.py --check to see whether "
+                     f"the index is sound")
+        code = 1
+    if argv is None:       # a CLI run: skip the slow teardown (and a model still loading)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 if __name__ == "__main__":

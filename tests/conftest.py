@@ -40,8 +40,11 @@ class Cli:
         self.env.pop("CODEBASE_RAG_DB", None)
 
     def seed(self, db):
-        """Give a new index folder the session's ONNX export."""
+        """Give a new index folder the session's ONNX export, as if it had made it."""
         target = Path(db) / "model"
+        if not Path(db).exists():
+            Path(db).mkdir(parents=True)
+            (Path(db) / ".codebase-rag-index").write_text("made by the tests' seed\n")
         if not target.exists():
             shutil.copytree(self.onnx_export, target)
 
@@ -62,8 +65,9 @@ class Cli:
         return json.loads(proc.stdout)
 
     def hook(self, db, path, tool="Edit", **kw):
+        """db None: the hook finds the index by walking up from the file."""
         event = json.dumps({"tool_name": tool, "tool_input": {"file_path": str(path)}})
-        return self.run("index.py", "--hook", "--db", db, stdin=event, **kw)
+        return self.run("index.py", "--hook", *(["--db", db] if db else []), stdin=event, **kw)
 
 
 @pytest.fixture

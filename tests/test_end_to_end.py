@@ -381,12 +381,15 @@ def test_no_network_connection_is_ever_attempted(cli, sample_tree, tmp_path):
         "        raise OSError('network disabled by test')\n"
         "    return _connect(self, address)\n"
         "socket.socket.connect = connect\n" % str(tmp_path / "attempts.log"))
-    env = {"PYTHONPATH": str(guard)}
+    home = tmp_path / "home"          # where onnxruntime's telemetry would keep its state
+    home.mkdir()
+    env = {"PYTHONPATH": str(guard), "HOME": str(home)}
     db = tmp_path / "db"
     cli.run("index.py", "--source", sample_tree, "--db", db, env=env)      # exports ONNX too
     cli.run("query.py", "--db", db, "refill energy timers", env=env)
     assert (db / "model" / "model.onnx").is_file()
     assert not (tmp_path / "attempts.log").exists(), (tmp_path / "attempts.log").read_text()
+    assert not [p for p in home.rglob("*") if "onnxruntime" in str(p)], "telemetry state written"
 
 
 def test_ci_runs_the_readme_test_command():
