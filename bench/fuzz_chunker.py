@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import index  # noqa: E402
+from codebase_rag.chunkers import ChunkerLimit, csharp  # noqa: E402
+from codebase_rag.walk import read_source  # noqa: E402
 
 KINDS = {"method", "constructor", "destructor", "operator", "conversion", "property",
          "indexer", "event", "class", "struct", "record", "record struct", "interface",
@@ -38,7 +39,7 @@ def problems(text, chunks):
             bad.append(f"lines out of order or outside 1..{n_lines}: {c}")
         if c.kind not in KINDS:
             bad.append(f"unknown kind: {c.kind}")
-        if c.member in index.KEYWORDS:
+        if c.member in csharp.KEYWORDS:
             bad.append(f"named after a keyword: {c.member}")
     return bad
 
@@ -88,8 +89,8 @@ def run(sources, cases, seed, slow=2.0, report=5):
             deep(rng) if kind == "deep" else soup(rng)
         t = time.perf_counter()
         try:
-            bad = problems(text, index.chunk_csharp(text))
-        except index.ChunkerLimit:
+            bad = problems(text, csharp.chunk(text))
+        except ChunkerLimit:
             bad = []
         except Exception as e:                 # noqa: BLE001 - every exception is a finding
             bad = [f"{type(e).__name__}: {e}"]
@@ -119,7 +120,7 @@ def main():
     sources = []
     for root in args.source:
         for path in sorted(Path(root).rglob("*.cs")):
-            text = index.read_source(path)
+            text = read_source(path)
             if text:
                 sources.append(text)
     return 1 if run(sources, args.cases, args.seed, args.slow) else 0

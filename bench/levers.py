@@ -27,7 +27,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-import index as rag  # noqa: E402
+from codebase_rag import embed  # noqa: E402
+from codebase_rag.embed import ExportedModel, OnnxEmbedder, TorchEmbedder, resolve_model  # noqa: E402
+from codebase_rag.indexer import build_file  # noqa: E402
+from codebase_rag.walk import read_source  # noqa: E402
 
 # name: (embedder, batch size, sorted by length)
 VARIANTS = {
@@ -42,18 +45,14 @@ VARIANTS = {
 
 def collect(repo, n, model_dir):
     """n window texts from files of repo taken in a fixed random order."""
-    class StoreStub:
-        pass
-    store = StoreStub()
-    store.model_dir = model_dir
-    indexer = rag.Indexer(store, repo, None, progress=False)
+    count_tokens = ExportedModel(model_dir).count_tokens
     files = sorted(Path(repo).rglob("*.cs"))
     random.Random(1).shuffle(files)
     texts = []
     for f in files:
-        text = rag.read_source(f, f.stat().st_size)
-        if text is not None:
-            texts += [t for _, t, _ in indexer.build(f.relative_to(repo).as_posix(), text)[1]]
+        text = read_source(f)
+        built = build_file(f.relative_to(repo).as_posix(), text, count_tokens) if text else None
+        texts += [t for _, t, _ in built[1]] if built else []
         if len(texts) >= n:
             return texts[:n]
     return texts
@@ -63,12 +62,11 @@ def worker(kind, batch, ordered, work):
     """Runs in the child: embed the texts, print the rate, save the vectors."""
     import numpy as np
     texts = pickle.loads((work / "texts.pkl").read_bytes())
-    rag.BATCH_SIZE = batch
     started = time.time()
     if kind in ("torch", "bf16"):
-        embedder = rag.TorchEmbedder(rag.resolve_model()[0])
+        embedder = TorchEmbedder(resolve_model()[0], batch)
     else:
-        embedder = rag.OnnxEmbedder(work / ("int8" if kind == "int8" else "fp32"))
+        embedder = OnnxEmbedder(work / ("int8" if kind == "int8" else "fp32"), batch)
     if not ordered:      # one batch per call: both embedders sort within a call
         whole = embedder
         embedder = lambda ts: np.concatenate([whole(ts[i:i + batch])
@@ -102,7 +100,7 @@ def main():
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     work = Path(tempfile.mkdtemp(prefix="rag-levers-"))
-    rag.export_onnx(rag.resolve_model()[0], work / "fp32")
+    embed.export_onnx(resolve_model()[0], work / "fp32")
     from onnxruntime.quantization import QuantType, quantize_dynamic
     (work / "int8").mkdir()
     quantize_dynamic(str(work / "fp32" / "model.onnx"), str(work / "int8" / "model.onnx"),

@@ -34,10 +34,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-# speed.py runs a snapshot of index.py and says where in RAG_BENCH_CODE
+# speed.py runs a snapshot of the checkout and says where in RAG_BENCH_CODE
 CODE = os.environ.get("RAG_BENCH_CODE") or str(Path(__file__).resolve().parents[1])
 sys.path.insert(0, CODE)
-import index as rag  # noqa: E402
+from codebase_rag.chunkers import EXTENSIONS, csharp  # noqa: E402
+from codebase_rag.embed import resolve_model  # noqa: E402
+from codebase_rag.walk import Ignore, read_source, walk  # noqa: E402
 
 BATCH = 500
 
@@ -47,7 +49,7 @@ def open_collection(db):
     from chromadb.config import Settings
     from chromadb.utils.embedding_functions import SentenceTransformerEmbeddingFunction
 
-    model_path, _ = rag.resolve_model()
+    model_path, _ = resolve_model()
     ef = SentenceTransformerEmbeddingFunction(model_name=model_path, device="cpu",
                                               normalize_embeddings=True)
     client = chromadb.PersistentClient(path=str(db), settings=Settings(anonymized_telemetry=False))
@@ -65,7 +67,7 @@ class Adder:
     def add_file(self, rel, text):
         self.files += 1
         lines = text.split("\n")
-        for n, c in enumerate(rag.chunk_csharp(text)):
+        for n, c in enumerate(csharp.chunk(text)):
             self.ids.append(f"{rel}#{n}")
             self.docs.append("\n".join(lines[c.start_line - 1:c.end_line]))
             self.metas.append({"file": rel, "class": c.cls, "member": c.member,
@@ -87,8 +89,8 @@ def sha(text):
 def tree(source):
     """{relative path: text} of every indexable file."""
     out = {}
-    for rel, path, st in rag.walk(source, rag.Ignore(source)):
-        text = rag.read_source(path, st.st_size)
+    for rel, path, st in walk(source, Ignore(source, (), EXTENSIONS)):
+        text = read_source(path)
         if text is not None:
             out[rel] = text
     return out
@@ -127,7 +129,7 @@ def main():
         col.delete(where={"file": rel})
         adder = Adder(col)
         if path.is_file():
-            adder.add_file(rel, rag.read_source(path, path.stat().st_size))
+            adder.add_file(rel, read_source(path))
         adder.flush()
         print(f"naive: re-indexed {rel}: {adder.chunks} chunks, {time.time() - started:.1f}s")
         return
@@ -153,8 +155,8 @@ def main():
     shutil.rmtree(db, ignore_errors=True)
     col = open_collection(db)
     adder = Adder(col)
-    for rel, path, st in rag.walk(source, rag.Ignore(source)):
-        text = rag.read_source(path, st.st_size)
+    for rel, path, st in walk(source, Ignore(source, (), EXTENSIONS)):
+        text = read_source(path)
         if text is not None:
             adder.add_file(rel, text)
     adder.flush()

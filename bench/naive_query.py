@@ -18,10 +18,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-# speed.py runs a snapshot of index.py and says where in RAG_BENCH_CODE
+# speed.py runs a snapshot of the checkout and says where in RAG_BENCH_CODE
 CODE = os.environ.get("RAG_BENCH_CODE") or str(Path(__file__).resolve().parents[1])
 sys.path.insert(0, CODE)
-import index as rag  # noqa: E402
+from codebase_rag.embed import resolve_model  # noqa: E402
 
 
 def main():
@@ -35,7 +35,7 @@ def main():
     import chromadb
     from chromadb.config import Settings
 
-    model_path, _ = rag.resolve_model()
+    model_path, _ = resolve_model()
     model = SentenceTransformer(model_path, device="cpu")
     qvec = model.encode([args.question], normalize_embeddings=True)[0]
     client = chromadb.PersistentClient(path=str(Path(args.db) / "chroma"),

@@ -219,8 +219,9 @@ def export_onnx(folder):
     """ONNX export of the packaged model into folder; returns the wall time."""
     if (folder / "model.onnx").is_file():
         return None
-    code = (f"import sys; sys.path.insert(0, {str(CODE)!r}); import index; "
-            f"index.TorchEmbedder(index.resolve_model()[0]).export_onnx({str(folder)!r})")
+    code = (f"import sys; sys.path.insert(0, {str(CODE)!r}); "
+            f"from codebase_rag.embed import TorchEmbedder, resolve_model; "
+            f"TorchEmbedder(resolve_model()[0]).export_onnx({str(folder)!r})")
     wall, rss, _ = run([PY, "-c", code])
     return wall, rss
 
@@ -247,46 +248,39 @@ def placeholder_index(src, export):
 
 
 def placeholder_build(src):
-    """Run index.py's own build with Indexer.embed swapped for pseudo-random unit vectors
-    (cached like real ones), so every table and the Chroma collection get their real size."""
+    """Run the package's own build with an embedder of pseudo-random unit vectors (cached
+    like real ones), so every table and the Chroma collection get their real size."""
     sys.path.insert(0, os.environ.get("RAG_BENCH_CODE") or str(ROOT))
     import numpy as np
-    import index as rag
+    from codebase_rag.config import DIM
+    from codebase_rag.indexer import index_tree
+    from codebase_rag.text import text_key
 
-    def embed(self, texts):
-        keys = [rag.text_key(t) for t in texts]
-        found = self.store.cached_vectors(set(keys))
-        missing = [k for k in dict.fromkeys(keys) if k not in found]
-        vecs = []
-        for k in missing:
-            v = np.random.default_rng(int(k[:12], 16)).standard_normal(384).astype(np.float32)
-            vecs.append(v / np.linalg.norm(v))
-        self.store.cache_vectors(zip(missing, vecs))
-        found.update(zip(missing, vecs))
-        self.stats["embedded"] += len(missing)
-        self.stats["cached"] += len(keys) - len(missing)
-        return keys, [found[k] for k in keys]
+    def placeholder(texts):
+        vecs = np.stack([np.random.default_rng(int(text_key(t)[:12], 16)).standard_normal(DIM)
+                         for t in texts]).astype(np.float32)
+        return vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
 
-    rag.Indexer.embed = embed
-    return rag.main(["--source", str(src), "-q"])
+    print(index_tree(str(src), None, progress=False, embedder=placeholder))
+    return 0
 
 
 def typical_file(root):
     """A ~100-300-line file with at least one member body: the median-sized one."""
     sys.path.insert(0, str(CODE))
-    import index as rag
+    from codebase_rag.chunkers import EXTENSIONS, csharp
+    from codebase_rag.walk import Ignore, read_source, walk
     candidates = []
-    ignore = rag.Ignore(root)
-    for rel, path, st in rag.walk(root, ignore):
-        text = rag.read_source(path, st.st_size)
+    for rel, path, _ in walk(root, Ignore(root, (), EXTENSIONS)):
+        text = read_source(path)
         n = text.count("\n") if text else 0
         if 100 <= n <= 300:
             candidates.append((n, rel))
     candidates.sort()
     for n, rel in candidates[len(candidates) // 2:] + candidates[:len(candidates) // 2]:
         text = (root / rel).read_text(encoding="utf-8-sig")
-        members = [c for c in rag.chunk_csharp(text)
-                   if c.kind in rag.MEMBER_KINDS and c.end_line - c.sig_line >= 3]
+        members = [c for c in csharp.chunk(text)
+                   if c.kind in csharp.MEMBER_KINDS and c.end_line - c.sig_line >= 3]
         if members:
             return rel, n, members[0]
     raise SystemExit(f"no 100-300 line .cs file with a member body in {root}")
@@ -342,7 +336,7 @@ def bench_query(rep, key, db, runs, label):
     ratio = base.wall / ours.wall
     rep.row(key, f"cold query `query.py \"...\"` ({label}; {len(QUESTIONS)} questions in turn)",
             ours, base, runs,
-            [(f"≤ 1.0 s", ours.wall <= 1.0), ("≤ 250 MB", ours.peak <= 250),
+            [("≤ 1.0 s", ours.wall <= 1.0), ("≤ 250 MB", ours.peak <= 250),
              ("≥ 6x faster", ratio >= 6)], "naive_query.py")
 
 
@@ -578,6 +572,9 @@ def main():
     CODE.mkdir(exist_ok=True)
     for name in ("index.py", "query.py"):
         shutil.copy2(ROOT / name, CODE / name)
+    shutil.rmtree(CODE / "codebase_rag", ignore_errors=True)
+    shutil.copytree(ROOT / "codebase_rag", CODE / "codebase_rag",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     rep = Report(args, work)
     rep.info.update(git=git_state(), machine=machine(), repo_files=count_cs(args.repo),
                     osu_files=count_cs(args.osu))

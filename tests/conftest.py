@@ -12,7 +12,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "sample"
-sys.path.insert(0, str(ROOT))
 
 # Never reach for the Hugging Face hub, in this process or in the CLIs it starts.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -23,11 +22,11 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 def onnx_export(tmp_path_factory):
     """The ONNX export of the packaged model, made once per test session with the real
     exporter; each index gets a copy, as if it had made it itself."""
-    import index
+    from codebase_rag.embed import TorchEmbedder, packaged_model_dir, resolve_model
     folder = tmp_path_factory.mktemp("onnx")
-    model_path, _ = index.resolve_model()
-    assert Path(model_path) == index.packaged_model_dir(), "tests need the packaged model"
-    index.TorchEmbedder(model_path).export_onnx(folder)
+    model_path, _ = resolve_model()
+    assert Path(model_path) == packaged_model_dir(), "tests need the packaged model"
+    TorchEmbedder(model_path).export_onnx(folder)
     return folder
 
 

@@ -1,4 +1,4 @@
-"""How index.chunk_csharp cuts C# into chunks, written as snippet -> chunks.
+"""How the C# chunker (codebase_rag.chunkers.csharp) cuts C# into chunks, written as snippet -> chunks.
 
 Each test shows a small C# snippet and the exact chunks it must yield, as tuples
 (kind, cls, member, start_line, end_line). Lines are 1-based and inclusive, and line 1
@@ -18,14 +18,14 @@ The rules these tests pin down:
   * whatever the input, chunking never raises and every chunk lies inside the file.
 """
 import random
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import index  # noqa: E402
+from codebase_rag.chunkers import ChunkerLimit, csharp
 
 KINDS = {"method", "constructor", "destructor", "operator", "conversion", "property",
          "indexer", "event", "class", "struct", "record", "record struct", "interface",
@@ -51,7 +51,7 @@ def problems(text, result):
             bad.append(f"lines out of order or outside 1..{n_lines}: {c}")
         if c.kind not in KINDS:
             bad.append(f"unknown kind: {c}")
-        if c.member in index.KEYWORDS or c.member in STATEMENT_KEYWORDS:
+        if c.member in csharp.KEYWORDS or c.member in STATEMENT_KEYWORDS:
             bad.append(f"named after a keyword: {c}")
     if [(c.start_line, c.end_line) for c in result] != \
             sorted((c.start_line, c.end_line) for c in result):
@@ -62,7 +62,7 @@ def problems(text, result):
 def chunk(src):
     """The Chunk objects for a snippet (after checking they are sane)."""
     text = cs(src)
-    result = index.chunk_csharp(text)
+    result = csharp.chunk(text)
     assert problems(text, result) == []
     return result
 
@@ -861,7 +861,7 @@ def test_statements_in_a_broken_class_never_become_chunks_named_after_keywords()
             void N() { }
         }
         """)
-    assert all(c.member not in STATEMENT_KEYWORDS | index.KEYWORDS for c in result)
+    assert all(c.member not in STATEMENT_KEYWORDS | csharp.KEYWORDS for c in result)
     assert all(c.kind not in ("method", "constructor") or c.member in ("M", "N")
                for c in result)
 
@@ -1101,9 +1101,9 @@ def test_extern_alias_is_a_directive_not_a_top_level_statement():
 
 # ----------------------------------------------------------------------------- broken input
 def test_empty_and_whitespace_only_files_have_no_chunks():
-    assert index.chunk_csharp("") == []
-    assert index.chunk_csharp("   \n\t\n  \n") == []
-    assert index.chunk_csharp("// only a comment\n/* and another */\n") == []
+    assert csharp.chunk("") == []
+    assert csharp.chunk("   \n\t\n  \n") == []
+    assert csharp.chunk("// only a comment\n/* and another */\n") == []
 
 
 def test_missing_closing_brace_runs_to_the_end_of_the_file():
@@ -1164,7 +1164,7 @@ def test_unterminated_block_comment_swallows_the_rest():
     "namespace", "namespace N {", "[assembly:", "operator", "this[", "~", "delegate",
 ])
 def test_fragments_do_not_raise(text):
-    assert problems(text, index.chunk_csharp(text)) == []
+    assert problems(text, csharp.chunk(text)) == []
 
 
 @pytest.mark.parametrize("text", [
@@ -1173,14 +1173,14 @@ def test_fragments_do_not_raise(text):
 ])
 def test_type_header_cut_off_at_the_end_of_the_file(text):
     # What an editor hook sees while someone types a new class: the type's own chunk.
-    [c] = index.chunk_csharp(text)
+    [c] = csharp.chunk(text)
     assert (c.start_line, c.end_line) == (1, 1)
     assert c.kind in ("class", "enum", "interface", "record")
 
 
 def test_binary_garbage_does_not_raise():
     text = "\x00\x01\x02{{\xff\ufffd}}\"'\\@$\"\"\"\x1b[0m#if\n#else\n}" * 20
-    assert problems(text, index.chunk_csharp(text)) == []
+    assert problems(text, csharp.chunk(text)) == []
 
 
 SAMPLE = cs('''
@@ -1241,7 +1241,7 @@ def test_every_prefix_of_a_file_chunks_sanely():
     for cut in range(len(SAMPLE) + 1):
         text = SAMPLE[:cut]
         try:
-            bad = problems(text, index.chunk_csharp(text))
+            bad = problems(text, csharp.chunk(text))
         except Exception as e:       # noqa: BLE001 - any exception is a failure here
             bad = [repr(e)]
         if bad:
@@ -1268,7 +1268,7 @@ def test_random_garbage_never_raises_and_chunks_stay_in_the_file():
                  for _ in range(rng.randint(0, 60))]
         text = "".join(parts)
         try:
-            bad = problems(text, index.chunk_csharp(text))
+            bad = problems(text, csharp.chunk(text))
         except Exception as e:       # noqa: BLE001 - any exception is a failure here
             bad = [repr(e)]
         if bad:
@@ -1282,20 +1282,20 @@ def test_two_thousand_nested_classes_chunk_without_recursion():
     # An 18 KB file once raised RecursionError on every run, and blocked the whole index.
     text = "namespace N {" + "".join(f"class C{i} {{" for i in range(2000)) + \
         "void M() { } " + "}" * 2001
-    [c] = index.chunk_csharp(text)
+    [c] = csharp.chunk(text)
     assert (c.kind, c.member, c.namespace) == ("method", "M", "N")
     assert c.cls == ".".join(f"C{i}" for i in range(2000))
 
 
 def test_two_thousand_nested_interpolations_are_one_string():
     text = 'class C { string M() => ' + '$"{' * 2000 + 'x' + '}"' * 2000 + '; void N() { } }'
-    assert [(c.member, c.kind) for c in index.chunk_csharp(text)] == \
+    assert [(c.member, c.kind) for c in csharp.chunk(text)] == \
         [("M", "method"), ("N", "method")]
 
 
 def test_nesting_beyond_the_stated_limit_is_an_error_the_indexer_reports():
-    with pytest.raises(index.ChunkerLimit):
-        index.chunk_csharp("class A {" * (index.MAX_NESTING + 2))
+    with pytest.raises(ChunkerLimit):
+        csharp.chunk("class A {" * (csharp.MAX_NESTING + 2))
 
 
 class CountingText(str):
@@ -1323,7 +1323,7 @@ def scanned_for(members):
         f"    /// <summary>Doc of M{i}.</summary>\n    void M{i}() {{ }}\n"
         for i in range(members)) + "}\n"
     CountingText.scanned = 0
-    assert len(index.chunk_csharp(CountingText(text))) == members
+    assert len(csharp.chunk(CountingText(text))) == members
     return CountingText.scanned
 
 
@@ -1335,7 +1335,6 @@ def test_doc_comment_work_grows_linearly_with_the_members():
 
 def test_a_short_fuzz_run_over_mutated_real_csharp_finds_nothing():
     # The long run (100,000+ cases over real repositories) is bench/fuzz_chunker.py.
-    import subprocess
     root = Path(__file__).resolve().parents[1]
     proc = subprocess.run([sys.executable, str(root / "bench" / "fuzz_chunker.py"), "--source",
                            str(root / "tests" / "sample"), "--cases", "3000", "--seed", "11"],

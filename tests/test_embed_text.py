@@ -5,20 +5,20 @@ comment) followed by code. A member too long for MiniLM's 256 word pieces is cut
 several windows, each led by the same header, so that every line of it is read.
 Token counts come from the packaged model's own tokenizer.
 """
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import index  # noqa: E402
+from codebase_rag.text import chunk_body, chunk_header, windows
+from codebase_rag.chunkers import csharp
+from codebase_rag.config import HEADER_PARTS, MAX_TOKENS
+from codebase_rag.embed import packaged_model_dir
 
 
 @pytest.fixture(scope="module")
 def tokenizer():
     from tokenizers import Tokenizer
-    tok = Tokenizer.from_file(str(index.packaged_model_dir() / "tokenizer.json"))
+    tok = Tokenizer.from_file(str(packaged_model_dir() / "tokenizer.json"))
     tok.no_truncation()
     tok.no_padding()
     return tok
@@ -29,13 +29,13 @@ def count_tokens(tokenizer):
     return lambda texts: [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
 
 
-def embedded_texts(src, count_tokens, rel="Game/Energy.cs", parts=index.HEADER_PARTS):
-    """The texts index.py embeds for each chunk of src, as {member: [texts]}."""
+def embedded_texts(src, count_tokens, rel="Game/Energy.cs", parts=HEADER_PARTS):
+    """The texts the indexer embeds for each chunk of src, as {member: [texts]}."""
     src = textwrap.dedent(src).lstrip("\n")
     lines = src.split("\n")
-    return {c.member: index.windows(index.chunk_header(rel, c, parts), index.chunk_body(lines, c),
+    return {c.member: windows(chunk_header(rel, c, parts), chunk_body(lines, c),
                                     count_tokens)
-            for c in index.chunk_csharp(src)}
+            for c in csharp.chunk(src)}
 
 
 def test_a_documented_method_reads_header_doc_attributes_and_code(count_tokens):
@@ -93,7 +93,7 @@ def test_a_long_member_is_read_whole_in_windows_that_each_repeat_the_header(
     header = "Game/Energy.cs | Loop | method RunAllSteps (run all steps)\n"
     assert len(texts) > 5
     assert all(t.startswith(header) for t in texts)
-    assert all(len(tokenizer.encode(t).ids) <= index.MAX_TOKENS for t in texts)
+    assert all(len(tokenizer.encode(t).ids) <= MAX_TOKENS for t in texts)
     read = "\n".join(t[len(header):] for t in texts)
     assert all(f"Step{i}(" in read for i in range(120))
     assert read.count("(player,") == 120              # each line once, none repeated
@@ -108,7 +108,7 @@ def test_a_line_too_long_for_any_window_is_cut_not_dropped(count_tokens, tokeniz
         }}
         ''', count_tokens)["Blurb"]
     assert len(texts) > 2
-    assert all(len(tokenizer.encode(t).ids) <= index.MAX_TOKENS for t in texts)
+    assert all(len(tokenizer.encode(t).ids) <= MAX_TOKENS for t in texts)
     pieces = "".join(t.split("\n", 1)[1] for t in texts).replace("\n", "")
     assert f'string Blurb() => "{words}";' in pieces
 
@@ -128,7 +128,7 @@ def test_a_long_doc_comment_is_shortened_so_code_still_fits(count_tokens, tokeni
     assert len(texts) == 1
     assert texts[0].startswith("Game/Energy.cs | Docs | method Explain (explain)\ndetail0 detail1")
     assert texts[0].endswith("void Explain()\n    {\n        Say();\n    }")
-    assert len(tokenizer.encode(texts[0]).ids) <= index.MAX_TOKENS
+    assert len(tokenizer.encode(texts[0]).ids) <= MAX_TOKENS
 
 
 def test_an_oversized_file_without_members_is_split_the_same_way(count_tokens, tokenizer):
@@ -136,5 +136,5 @@ def test_an_oversized_file_without_members_is_split_the_same_way(count_tokens, t
     texts = embedded_texts(f"enum Big\n{{\n{values}\n}}\n", count_tokens)["Big"]
     assert len(texts) > 3
     assert all(t.startswith("Game/Energy.cs |  | enum Big (big)\n") for t in texts)   # no namespace
-    assert all(len(tokenizer.encode(t).ids) <= index.MAX_TOKENS for t in texts)
+    assert all(len(tokenizer.encode(t).ids) <= MAX_TOKENS for t in texts)
     assert "Value399 = 399" in texts[-1]

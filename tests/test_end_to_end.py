@@ -1,6 +1,5 @@
 """End to end: the real CLIs, the real MiniLM, a real ChromaDB in a temporary folder."""
 import json
-import os
 import random
 import shutil
 import signal
@@ -353,16 +352,16 @@ def test_query_does_not_load_torch(cli, sample_tree, tmp_path):
 
 
 def test_onnx_vectors_match_sentence_transformers(onnx_export):
-    import numpy as np
-    import index
+    from codebase_rag.chunkers import csharp
+    from codebase_rag.embed import OnnxEmbedder, TorchEmbedder, resolve_model
     texts = [q["question"] for q in QUESTIONS]
     for path in sorted(SAMPLE.rglob("*.cs")):
         lines = path.read_text().split("\n")
         texts += ["\n".join(lines[c.start_line - 1:c.end_line])
-                  for c in index.chunk_csharp(path.read_text())]
-    model_path, _ = index.resolve_model()
-    reference = index.TorchEmbedder(model_path)(texts)
-    fast = index.OnnxEmbedder(onnx_export)(texts)
+                  for c in csharp.chunk(path.read_text())]
+    model_path, _ = resolve_model()
+    reference = TorchEmbedder(model_path)(texts)
+    fast = OnnxEmbedder(onnx_export)(texts)
     cosines = (reference * fast).sum(1)
     assert len(texts) > 30 and cosines.min() >= 0.9999
 

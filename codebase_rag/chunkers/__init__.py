@@ -1,0 +1,34 @@
+"""Chunkers: source text in, chunks out, one module per language. Pure: no disk, no model.
+
+A chunk is one member with a body (method, constructor, property, ...), or a type with
+no such member, or a file's top-level statements.
+"""
+from dataclasses import dataclass
+
+
+@dataclass
+class Chunk:
+    namespace: str
+    cls: str            # nesting chain of types, e.g. Outer.Inner
+    member: str
+    kind: str           # method, constructor, property, ...; or a type's kind, top-level, file
+    start_line: int     # first line of the leading doc comment and attributes
+    end_line: int       # line of the closing brace or semicolon
+    sig_line: int       # line of the member's name
+    signature: str
+    doc: str            # the leading /// comment, tags stripped
+
+
+class ChunkerLimit(ValueError):
+    """A file beyond what a chunker handles; the indexer skips it with a warning."""
+
+
+from . import csharp  # noqa: E402  (it builds on Chunk, defined above)
+
+CHUNKERS = {".cs": csharp.chunk}          # file extension -> chunker
+EXTENSIONS = tuple(CHUNKERS)
+
+
+def chunker_for(path):
+    """The chunker for a file name, or None."""
+    return next((f for ext, f in CHUNKERS.items() if str(path).endswith(ext)), None)

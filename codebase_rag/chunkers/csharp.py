@@ -1,0 +1,452 @@
+"""The C# chunker: a small lexer and a brace counter. Pure: text in, chunks out.
+
+A small lexer turns C# into tokens. Comments, the insides of strings and char literals,
+and the branches of #if that are not taken never reach the brace counter. The chunker
+then reads declarations one by one and jumps over member bodies, so local functions,
+lambdas and statements can never become chunks of their own.
+"""
+import re
+
+from . import Chunk, ChunkerLimit
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<doc>///[^\n]*)
+  | (?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))
+  | (?P<special>\$+@?"|@\$+"|"{3,})
+  | (?P<str>"(?:[^"\\\n]|\\.)*(?:"|$))
+  | (?P<verbatim>@"(?:[^"]|"")*(?:"|\Z))
+  | (?P<char>'(?:[^'\\\n]|\\[^\n]{1,9}?)')
+  | (?P<ident>@?[^\W\d]\w*)
+  | (?P<num>\d[\w.]*)
+  | (?P<pp>\#[^\n]*)
+  | (?P<op>=>|==|!=|<=|>=|[-+*/%&|^]=|&&|\|\||\?\?=?|::|->|\+\+|--|.)
+""", re.S | re.M | re.X)
+_STRING_START = re.compile(r'(\$*)(@?)(\$*)("+)')
+_DOC_TAG = re.compile(r"<[^>]*>|^\s*///\s?", re.M)
+
+KEYWORDS = frozenset("""abstract as base bool break byte case catch char checked class const
+continue decimal default delegate do double else enum event explicit extern false finally fixed
+float for foreach goto if implicit in int interface internal is lock long namespace new null object
+operator out override params private protected public readonly ref return sbyte sealed short sizeof
+stackalloc static string struct switch this throw true try typeof uint ulong unchecked unsafe ushort
+using virtual void volatile while""".split())
+MODIFIERS = frozenset("""public private protected internal static sealed abstract virtual override
+readonly extern unsafe volatile new partial async const fixed required file ref""".split())
+TYPE_KEYWORDS = frozenset(("class", "struct", "interface", "enum", "record"))
+MEMBER_KINDS = frozenset(("method", "constructor", "destructor", "operator", "conversion",
+                          "property", "indexer", "event"))
+
+
+def _open_string(text, pos, frames):
+    """Step over the opening of the special string literal at pos. A regular interpolated
+    or verbatim string pushes its verbatim flag on frames; a raw string ends at the same
+    run of quotes and is skipped whole (as is `$""`). Returns the index to go on from."""
+    m = _STRING_START.match(text, pos)
+    verbatim, quotes, i = bool(m.group(2)), len(m.group(4)), m.end()
+    if verbatim:                          # $@"""a"" b" is not a raw string
+        quotes, i = 1, m.start(4) + 1
+    if quotes >= 3:
+        end = text.find('"' * quotes, i)
+        return len(text) if end < 0 else end + quotes
+    if quotes == 1:
+        frames.append(verbatim)
+    return i
+
+
+def _skip_string(text, pos):
+    """Index just after the interpolated or raw string literal that starts at pos.
+    Interpolation holes hold expressions, strings and braces of their own; an explicit
+    stack of open strings and holes follows them to any depth without recursion."""
+    n = len(text)
+    frames = []                       # an open string: its verbatim flag; a hole: [braces, parens]
+    i = _open_string(text, pos, frames)
+    while frames and i < n:
+        top = frames[-1]
+        if type(top) is bool:         # inside a string
+            c = text[i]
+            if c == '"':
+                if top and text.startswith('""', i):
+                    i += 2
+                    continue
+                frames.pop()
+                i += 1
+            elif c == "\\" and not top:
+                i += 2
+            elif c == "\n" and not top:
+                frames.pop()          # unterminated: recover at the end of the line
+            elif c == "{" and text.startswith("{{", i):
+                i += 2
+            elif c == "{":
+                frames.append([1, 0])
+                i += 1
+            else:
+                i += 1
+            continue
+        m = _TOKEN.match(text, i)     # inside a hole
+        if m.lastgroup == "special":
+            i = _open_string(text, i, frames)
+            continue
+        i = m.end()
+        if m.lastgroup != "op":
+            continue
+        tok = m.group()
+        if tok in "([":
+            top[1] += 1
+        elif tok in ")]":
+            top[1] -= 1
+        elif tok == "{":
+            top[0] += 1
+        elif tok == "}":
+            top[0] -= 1
+            if top[0] == 0:
+                frames.pop()
+        elif tok == ":" and top[0] == 1 and top[1] <= 0:      # format: {x:#,0.##}
+            end = text.find("}", i)
+            i = n if end < 0 else end + 1
+            frames.pop()
+    return n if frames else i
+
+
+def tokenize(text):
+    """(tokens, their 1-based lines, their offsets, the set of lines holding /// docs)."""
+    texts, lines, offsets, doc_lines = [], [], [], set()
+    pos, line, n = 0, 1, len(text)
+    groups = []                          # per open #if: [start of each branch's tokens]
+    match = _TOKEN.match
+    while pos < n:
+        m = match(text, pos)
+        kind = m.lastgroup
+        end = _skip_string(text, pos) if kind == "special" else m.end()
+        if kind == "ws" or kind == "comment":
+            pass
+        elif kind == "doc":
+            doc_lines.add(line)
+        elif kind == "pp":
+            word = (text[pos + 1:end].split() or [""])[0]
+            if word == "if":
+                groups.append([len(texts)])
+            elif word in ("elif", "else") and groups:
+                groups[-1].append(len(texts))
+            elif word == "endif" and groups:
+                _drop_unbalanced_branches(texts, lines, offsets, groups.pop())
+        else:
+            texts.append(text[pos:end])
+            lines.append(line)
+            offsets.append(pos)
+        line += text.count("\n", pos, end)
+        pos = end
+    return texts, lines, offsets, doc_lines
+
+
+def _bracket_balance(tokens):
+    return (tokens.count("{") - tokens.count("}"),
+            tokens.count("(") + tokens.count("[") - tokens.count(")") - tokens.count("]"))
+
+
+def _drop_unbalanced_branches(texts, lines, offsets, starts):
+    """Keep the #elif/#else branches only when they and the #if branch each balance
+    their brackets (whole members or statements per branch). Otherwise keep just the
+    #if branch (say, two signatures sharing one body), so the brace count stays right."""
+    ends = starts[1:] + [len(texts)]
+    keep = _bracket_balance(texts[starts[0]:ends[0]]) == (0, 0)
+    for start, end in reversed(list(zip(starts, ends))[1:]):
+        if not keep or _bracket_balance(texts[start:end]) != (0, 0):
+            del texts[start:end], lines[start:end], offsets[start:end]
+
+
+def _match_brackets(tokens):
+    """match[i]: index of the bracket closing the one opened at i. An unclosed '{' runs to
+    the end of the file; an unclosed '(' or '[' closes at once."""
+    n = len(tokens)
+    match = [-1] * n
+    braces, parens = [], []
+    for i, t in enumerate(tokens):
+        if t == "{":
+            braces.append(i)
+        elif t == "}":
+            if braces:
+                match[braces.pop()] = i
+        elif t == "(" or t == "[":
+            parens.append(i)
+        elif t == ")" or t == "]":
+            if parens:
+                match[parens.pop()] = i
+    for i in braces:
+        match[i] = n - 1
+    for i in parens:
+        match[i] = i
+    return match
+
+
+def _is_name(token):
+    word = token[1:] if token[0] == "@" else token
+    return (word[:1].isalpha() or word[:1] == "_") and token not in KEYWORDS
+
+
+class _Chunker:
+    def __init__(self, text):
+        self.text = text
+        self.T, self.L, self.P, self.doc_lines = tokenize(text)
+        self.n = len(self.T)
+        self.match = _match_brackets(self.T)
+        self.chunks = []
+        self.lines = None
+
+    def header_end(self, i):
+        """First index from i of a '{', ';', '=', '=>' or '}' outside brackets."""
+        T, match, n = self.T, self.match, self.n
+        while i < n:
+            t = T[i]
+            if t == "(" or t == "[":
+                i = match[i] + 1
+            elif t in ("{", ";", "=", "=>", "}"):
+                return i
+            else:
+                i += 1
+        return n
+
+    def statement_end(self, i):
+        """Index of the ';' that ends the declaration or statement at i (or of a stray '}')."""
+        T, match, n = self.T, self.match, self.n
+        while i < n:
+            t = T[i]
+            if t == "(" or t == "[" or t == "{":
+                i = max(match[i], i) + 1
+            elif t == ";" or t == "}":
+                return i
+            else:
+                i += 1
+        return n - 1
+
+    def skip_attributes(self, i, j):
+        """(first token after the leading [attributes], first token of the declaration)."""
+        T, start = self.T, i
+        while i < j and T[i] == "[" and self.match[i] > i:
+            if i + 2 < j and T[i + 2] == ":" and T[i + 1] in ("assembly", "module"):
+                start = self.match[i] + 1         # global attributes belong to no member
+            i = self.match[i] + 1
+        return i, start
+
+    def emit(self, ns, types, member, kind, first, name_tok, last, sig_from, sig_to):
+        start = line = self.L[first]
+        while start - 1 in self.doc_lines:
+            start -= 1
+        doc = ""
+        if start < line:
+            if self.lines is None:                 # split once: per member it is quadratic
+                self.lines = self.text.split("\n")
+            doc = " ".join(" ".join(_DOC_TAG.sub(" ", d).split())
+                           for d in self.lines[start - 1:line - 1]).strip()
+        sig = self.source(sig_from, sig_to)
+        self.chunks.append(Chunk(".".join(ns), ".".join(types), member, kind, start,
+                                 self.L[min(last, self.n - 1)], self.L[name_tok], sig[:300], doc))
+
+    def source(self, i, j):
+        """The source text from token i up to token j, whitespace collapsed."""
+        end = self.P[j] if j < self.n else len(self.text)
+        return " ".join(self.text[self.P[i]:end].split()) if j > i else ""
+
+    def member_name(self, k, j):
+        """(name, kind, index of the name token) for the member declared by T[k:j]."""
+        T, match = self.T, self.match
+        i, paren = k, None
+        while i < j:
+            t = T[i]
+            if t == "operator":
+                close = i + 1
+                while close < j and T[close] != "(":
+                    close += 1
+                op = self.source(i + 1, close)
+                if i > k and T[i - 1] in ("implicit", "explicit"):
+                    return f"{T[i - 1]} operator {op}", "conversion", i
+                return f"operator {op}", "operator", i
+            if t == "this" and i + 1 < j and T[i + 1] == "[":
+                return "this[]", "indexer", i
+            if t == "(" and paren is None:
+                q = i - 1
+                if q >= k and T[q] == ">":                 # generic parameters: Name<T>(
+                    depth = 0
+                    while q >= k:
+                        depth += (T[q] == ">") - (T[q] == "<")
+                        q -= 1
+                        if depth == 0:
+                            break
+                if q >= k and _is_name(T[q]):              # not a tuple type's '('
+                    paren = q
+            i = max(match[i], i) + 1 if t == "(" or t == "[" else i + 1
+        if paren is not None:
+            name = self.qualified(k, paren)
+            if paren > k and T[paren - 1] == "~":
+                return "~" + name, "destructor", paren
+            return name, ("constructor" if paren == k else "method"), paren
+        q = j - 1                                          # property or event: last name
+        while q >= k and not _is_name(T[q]):
+            q -= 1
+        if q < k:
+            return None, None, k
+        return self.qualified(k, q), ("event" if "event" in T[k:j] else "property"), q
+
+    def qualified(self, k, q):
+        """The name at q, with its explicit interface when it has one: IFoo.Bar."""
+        T, p = self.T, q - 1
+        if p <= k or T[p] != ".":
+            return T[q]
+        p -= 1
+        if T[p] == ">":
+            depth = 0
+            while p > k:
+                depth += (T[p] == ">") - (T[p] == "<")
+                p -= 1
+                if depth == 0:
+                    break
+        return T[p] + "." + T[q]
+
+    def parse(self):
+        self.members()
+        if not self.chunks and self.n:            # e.g. only usings and assembly attributes
+            self.chunks.append(Chunk("", "", "", "file", 1, self.L[-1], 1, "", ""))
+        self.chunks.sort(key=lambda c: (c.start_line, c.end_line))
+        return self.chunks
+
+    def close(self, frame, end):
+        """A container ends at token end: a type that gave no member chunk gets its own."""
+        if frame.type is not None and len(self.chunks) == frame.chunks_before:
+            (ns, types, name, kind, first, q), (sig_from, sig_to) = frame.type
+            self.emit(ns, types, name, kind, first, q, end, sig_from, sig_to)
+
+    def members(self):
+        """Read declarations from the start of the file to its end. A namespace or type body
+        pushes a frame and its closing '}' pops it: an explicit stack, not recursion."""
+        T, n = self.T, self.n
+        frames = [_Frame("top", [], [])]
+        i = 0
+        while True:
+            frame = frames[-1]
+            context, ns, types = frame.context, frame.ns, frame.types
+            if i >= n:
+                if len(frames) == 1:
+                    break
+                self.close(frames.pop(), n - 1)
+                continue
+            t = T[i]
+            if t == "}" and context != "top":
+                self.close(frames.pop(), i)
+                i += 1
+                continue
+            if t == "}" or t == ";":
+                i += 1
+                continue
+            j = self.header_end(i)
+            k, first = self.skip_attributes(i, j)
+            attrs_end = k
+            while k < j and T[k] in MODIFIERS:
+                k += 1
+            stop = T[j] if j < n else ""
+            head = T[k] if k < j else ""
+            if k >= j:                             # nothing but attributes or modifiers
+                i = j if stop == "}" else (self.match[j] if stop == "{" else j) + 1
+                continue
+            if T[attrs_end] == "extern" and attrs_end + 1 < j and T[attrs_end + 1] == "alias":
+                i = self.statement_end(j) + 1
+                continue
+            if head == "namespace":
+                name = "".join(T[k + 1:j])
+                if stop == "{":
+                    self.push(frames, _Frame("namespace", ns + [name], types))
+                else:                              # file-scoped: applies to the rest
+                    frame.ns = ns + [name]
+                i = j + 1
+                continue
+            # using directives: `using A.B;`, `using static A;`, `using X = A.B;`; but not
+            # the statements `using (...)` and `using var x = ...;`
+            if context != "type" and (head == "using" or head == "global" and T[k + 1] == "using") \
+                    and (stop == ";" or stop == "=" and j - k == 2):
+                i = self.statement_end(j) + 1
+                continue
+            if head in TYPE_KEYWORDS and k + 1 < j and _is_name(T[k + 1]) or \
+                    head == "record" and k + 2 < j and T[k + 1] in ("struct", "class"):
+                q = k + 2 if T[k + 1] in ("struct", "class") else k + 1
+                kind = "record struct" if head == "record" and T[k + 1] == "struct" else head
+                # what the type's own chunk needs, should its body give no member chunk
+                own = (ns, types, T[q], kind, first, q), (attrs_end, j)
+                if stop == "{" and head != "enum":
+                    self.push(frames, _Frame("type", ns, types + [T[q]], own, len(self.chunks)))
+                    i = j + 1
+                    continue
+                end = self.match[j] if stop == "{" else self.statement_end(j)
+                self.close(_Frame("type", ns, types, own, len(self.chunks)), end)
+                i = end + 1
+                continue
+            if head == "extension" and stop == "{" and k + 1 < j and T[k + 1] in ("(", "<"):
+                self.push(frames, _Frame("type", ns, types))          # C# 14 extension block
+                i = j + 1
+                continue
+            if head == "delegate" and stop == ";" and k + 1 < j and T[k + 1] != "*":
+                name, _, q = self.member_name(k + 1, j)
+                self.emit(ns, types, name or "", "delegate", first, q, j, attrs_end, j)
+                i = j + 1
+                continue
+            if context == "top":
+                # top-level statements (and their local functions) share one chunk
+                if stop == "{":
+                    end = self.match[j]
+                    while end + 1 < n and T[end + 1] in ("else", "catch", "finally"):
+                        nxt = self.header_end(end + 1)
+                        end = self.match[nxt] if nxt < n and T[nxt] == "{" else self.statement_end(nxt)
+                else:
+                    end = self.statement_end(j)
+                frame.top_first = first if frame.top_first is None else frame.top_first
+                frame.top_last = end
+                i = end + 1
+                continue
+            name, kind, q = self.member_name(k, j)
+            if stop == "{":
+                end = self.match[j]
+                if kind in ("property", "indexer", "event"):
+                    has_body = any(t == "{" or t == "=>" for t in T[j + 1:end])
+                    if end + 1 < n and T[end + 1] == "=":          # { get; } = value;
+                        end = self.statement_end(end + 1)
+                    if not has_body:                              # auto-property
+                        i = end + 1
+                        continue
+            elif stop == "=>":
+                end = self.statement_end(j)
+            elif stop in ("=", ";"):                              # field, bodyless member
+                i = self.statement_end(j) + 1
+                continue
+            else:                                                 # '}' or end of file
+                i = j
+                continue
+            if name:
+                self.emit(ns, types, name, kind, first, q, end, attrs_end, j)
+            i = end + 1
+        top = frames[0]
+        if top.top_first is not None:
+            self.emit(top.ns, top.types, "<top-level>", "top-level", top.top_first,
+                      top.top_first, top.top_last, top.top_first, top.top_first)
+
+    @staticmethod
+    def push(frames, frame):
+        if len(frames) > MAX_NESTING:
+            raise ChunkerLimit(f"namespaces and types nested over {MAX_NESTING:,} deep")
+        frames.append(frame)
+
+
+MAX_NESTING = 10_000          # namespaces and types inside each other; real code uses < 10
+
+
+class _Frame:
+    """An open container while the chunker reads: the file, a namespace or a type body."""
+    __slots__ = ("context", "ns", "types", "type", "chunks_before", "top_first", "top_last")
+
+    def __init__(self, context, ns, types, type_=None, chunks_before=0):
+        self.context, self.ns, self.types = context, ns, types
+        self.type, self.chunks_before = type_, chunks_before
+        self.top_first = self.top_last = None
+
+
+def chunk(text):
+    """Split C# source into chunks: one per member with a body, plus memberless types
+    and top-level statements. Pure: text in, chunks out."""
+    return _Chunker(text).parse()

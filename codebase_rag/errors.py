@@ -1,0 +1,78 @@
+"""Expected failures, and the one line each one prints. Nothing here imports more than
+the standard library."""
+import argparse
+import sys
+
+
+class UsageError(Exception):
+    """An expected failure: printed as one line, exit code 2."""
+
+
+class DamagedIndex(UsageError):
+    """A file of the index cannot be read: one line that names it and the remedy."""
+
+    def __init__(self, folder, what):
+        super().__init__(f"the index at {folder} is damaged ({what}); "
+                         f"run: python index.py --rebuild")
+        self.what = what
+
+
+class OldFormat(UsageError):
+    """An index written by an older version of the tool, in tables it no longer reads."""
+
+
+def damaged(folder, what, error):
+    """A DamagedIndex whose reason is the first line of the error that revealed it."""
+    text = str(error).strip()
+    return DamagedIndex(folder, f"{what}: {text.splitlines()[0][:160] if text else type(error).__name__}")
+
+
+def warn(msg):
+    print(f"codebase-rag: {msg}", file=sys.stderr)
+
+
+def one_line(e):
+    """An exception as one line a user can act on."""
+    if isinstance(e, UsageError):
+        return str(e)
+    if isinstance(e, FileNotFoundError) and not e.filename:
+        return "the current directory no longer exists; cd into your project or pass --db"
+    if isinstance(e, OSError) and e.strerror:
+        return f"{e.filename or ''}: {e.strerror}".lstrip(": ")
+    return f"{type(e).__name__}: {e}"
+
+
+class ArgParser(argparse.ArgumentParser):
+    """argparse, but a bad flag is one line on stderr, like every other expected error."""
+
+    def error(self, message):
+        warn(f"{self.prog}: {message} (see --help)")
+        sys.exit(2)
+
+    def add_setting(self, name, **kwargs):
+        """The flag of a setting in config: its default and help come from there."""
+        from . import config
+        s = config.SETTINGS[name]
+        value = getattr(config, name)
+        shown = f"; default {value}" if value is not None else ""
+        doc = kwargs.pop("help", s.doc)
+        self.add_argument(s.flag, default=value, choices=s.choices,
+                          type=type(s.default) if s.default is not None else str,
+                          help=f"{doc}{shown}; env {s.env}", **kwargs)
+
+
+def report(e):
+    """Print the one line an exception deserves; return the exit code (2: expected)."""
+    from . import config
+    import sqlite3
+    if isinstance(e, (UsageError, OSError)):
+        warn(one_line(e))
+        return 2
+    if config.DEBUG:
+        raise e
+    if isinstance(e, sqlite3.DatabaseError) and "locked" not in str(e):
+        warn(f"the index is damaged (index.sqlite: {e}); run: python index.py --rebuild")
+    else:
+        warn(f"failed: {one_line(e)}; run python index.py --check to see whether the index "
+             f"is sound")
+    return 1

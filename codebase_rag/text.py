@@ -1,0 +1,99 @@
+"""Text: what the model reads for each chunk, and what the keyword index holds. The
+indexer and the search must agree on all of it, so it lives in one place.
+
+A chunk is embedded as a header (where it lives, what it is, its doc comment) followed by
+its code. A long member is cut into several windows, each led by the same header, so
+that no part of its body is silently truncated.
+"""
+import hashlib
+import re
+from pathlib import Path
+
+from .config import HEADER_PARTS, HEADER_TOKENS, MAX_TOKENS
+
+
+def text_key(text):
+    """Embedding-cache key: the same text always has the same vector."""
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def split_identifiers(text):
+    """'GetUserById user_name' -> 'Get User By Id user name'."""
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", text)
+    return text.replace("_", " ")
+
+
+def chunk_header(rel, c, parts=HEADER_PARTS):
+    """What the model reads before each window of a chunk's code: where it lives, what it
+    is, and its doc comment, e.g. "src/Energy.cs | Game.EnergySystem | method RefillTimers
+    (refill timers)"."""
+    fields = {"path": rel, "owner": ".".join(p for p in (c.namespace, c.cls) if p),
+              "name": f"{c.kind} {c.member} ({split_identifiers(c.member).lower()})"}
+    line = " | ".join(v for k, v in fields.items() if k in parts)
+    return "\n".join(x for x in (line, c.doc if "doc" in parts else "") if x)
+
+
+def chunk_body(lines, c):
+    """The chunk's code without its doc comment (the header has that), attributes kept."""
+    first = c.start_line - 1
+    while first < c.sig_line - 1 and lines[first].lstrip().startswith("///"):
+        first += 1
+    return "\n".join(lines[first:c.end_line])
+
+
+def chunk_text(lines, c):
+    return "\n".join(lines[c.start_line - 1:c.end_line])
+
+
+def windows(header, body, count_tokens):
+    """Cut header+body into texts that each fit the model: the header, then as many
+    whole lines of the body as fit (a line too long for any window is cut in pieces)."""
+    budget = MAX_TOKENS - 2
+    head_tokens = count_tokens([header])[0]
+    first, _, doc = header.partition("\n")
+    while head_tokens > HEADER_TOKENS and doc:      # a long doc comment: keep its start
+        doc = doc[:int(len(doc) * HEADER_TOKENS / head_tokens) - 1].rstrip()
+        header = "\n".join(x for x in (first, doc) if x)
+        head_tokens = count_tokens([header])[0]
+    room = max(budget - head_tokens, 32)
+    body_lines = body.split("\n")
+    sizes = count_tokens(body_lines)
+    for i in reversed([i for i, size in enumerate(sizes) if size >= room]):
+        step = -(-len(body_lines[i]) * room // (sizes[i] * 5 // 4 + 1))    # ~80% of room
+        pieces = [body_lines[i][j:j + step] for j in range(0, len(body_lines[i]), step)]
+        body_lines[i:i + 1], sizes[i:i + 1] = pieces, count_tokens(pieces)
+    out, current, used = [], [], 0
+    for line, size in zip(body_lines, sizes):
+        size += 1                         # the newline
+        if current and used + size > room:
+            out.append(current)
+            current, used = [], 0
+        current.append(line)
+        used += size
+    if current or not out:
+        out.append(current)
+    return [header + "\n" + "\n".join(w) for w in out]
+
+
+# -- the keyword index
+STOPWORDS = frozenset("""a an the and or of to in on for from by with at as is are was were be
+been it its this that these those what which who whom how why when where does do did can could
+should would will shall may might there their them they we you your i me my our us not no get
+set""".split())
+
+
+def lexical_text(rel, c, text):
+    """What FTS5 indexes, as (name, body): the member's own words (its name, its class
+    chain, its file's name), weighted higher at query time, and everything else. Compound
+    identifiers appear split and whole."""
+    name = f"{c.member} {c.cls} {Path(rel).stem}"
+    compounds = " ".join(dict.fromkeys(re.findall(r"\b\w*(?:[a-z0-9][A-Z]|_)\w*\b", text)))
+    return (f"{split_identifiers(name)} {name}",
+            f"{rel} {c.namespace} {c.kind}\n{split_identifiers(text)}\n{compounds}")
+
+
+def fts_query(question):
+    words = re.findall(r"\w+", split_identifiers(question).lower())
+    terms = [w for w in dict.fromkeys(words) if w not in STOPWORDS and len(w) > 1]
+    return " OR ".join(f'"{t}"' for t in terms)

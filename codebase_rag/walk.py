@@ -1,0 +1,145 @@
+"""Walk: the files a build indexes. It follows .gitignore files (nested ones too), the
+default and --exclude globs, and reads only regular files inside the source tree."""
+import os
+import stat
+from pathlib import Path
+
+from .config import DEFAULT_EXCLUDES, MAX_FILE_BYTES, UNITY_EXCLUDES
+from .errors import warn
+
+
+class Ignore:
+    """The files a build must skip: default and --exclude globs, plus every .gitignore
+    from the source root down (deeper files win, as in git)."""
+
+    def __init__(self, root, excludes=(), extensions=(".cs",)):
+        import pathspec
+        self.pathspec = pathspec
+        self.root = Path(root)
+        self.extensions = tuple(extensions)
+        self.base = pathspec.GitIgnoreSpec.from_lines(list(DEFAULT_EXCLUDES) + list(excludes))
+        self.specs = {}               # directory (relative, '' = root) -> spec or None
+
+    def spec_for(self, rel_dir):
+        if rel_dir not in self.specs:
+            gi = self.root / rel_dir / ".gitignore"
+            spec = None
+            try:
+                if gi.is_file():
+                    lines = gi.read_text(encoding="utf-8", errors="replace").splitlines()
+                    spec = self.pathspec.GitIgnoreSpec.from_lines(lines)
+            except OSError as e:
+                warn(f"cannot read {gi}: {e.strerror}")
+            self.specs[rel_dir] = spec
+        return self.specs[rel_dir]
+
+    def ignored(self, rel, is_dir=False):
+        """rel: path relative to the root, '/'-separated. Assumes its parents are not ignored."""
+        probe = rel + "/" if is_dir else rel
+        if self.base.match_file(probe):
+            return True
+        if is_dir and rel.rsplit("/", 1)[-1] in UNITY_EXCLUDES and \
+                (self.root / rel / ".." / "ProjectSettings").is_dir():
+            return True
+        parts = rel.split("/")
+        for depth in range(len(parts) - 1, -1, -1):       # deepest .gitignore first
+            spec = self.spec_for("/".join(parts[:depth]))
+            if spec is not None:
+                sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
+                result = spec.check_file(sub).include
+                if result is not None:
+                    return result
+        return False
+
+    def included(self, rel):
+        """Whether a build would index this file: no ignored parent, not ignored itself."""
+        parts = rel.split("/")
+        return (rel.endswith(self.extensions)
+                and not any(self.ignored("/".join(parts[:i]), True) for i in range(1, len(parts)))
+                and not self.ignored(rel))
+
+
+def inside(path, root):
+    """Whether path, every symlink resolved, lies within the directory root."""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def walk(root, ignore):
+    """Yield (relative path, absolute path, os.stat_result) for every indexable file: regular
+    files only, and a symlink only when its target lies inside the tree."""
+    root = Path(root)
+    seen_dirs = set()
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        full = root / rel_dir
+        try:
+            real = os.path.realpath(full)
+            if real in seen_dirs:
+                warn(f"skipping {rel_dir or '.'}: symlink loop")
+                continue
+            seen_dirs.add(real)
+            entries = sorted(os.scandir(full), key=lambda e: e.name)
+        except OSError as e:
+            warn(f"skipping {rel_dir or '.'}: {e.strerror}")
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                if entry.is_dir():
+                    if ignore.ignored(rel, True):
+                        continue
+                    if entry.is_symlink() and not inside(entry.path, root):
+                        warn(f"skipping {rel}: a symlink to outside the tree")
+                        continue
+                    stack.append(rel)
+                elif entry.name.endswith(ignore.extensions) and not ignore.ignored(rel):
+                    if entry.is_symlink() and not inside(entry.path, root):
+                        warn(f"skipping {rel}: a symlink to outside the tree")
+                        continue
+                    st = entry.stat()
+                    if not stat.S_ISREG(st.st_mode):
+                        warn(f"skipping {rel}: not a regular file")
+                        continue
+                    yield rel, entry.path, st
+            except OSError as e:
+                warn(f"skipping {rel}: {e.strerror}")
+
+
+def read_source(path, size=None):
+    """The file's text, or None (with a warning) when it cannot be indexed. Only a regular
+    file is read (a FIFO or a device never blocks or floods the run), and never more than
+    the size cap. size: the caller's idea of it, unused (the open file's own size counts)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        warn(f"skipping {path}: {e.strerror}")
+        return None
+    with os.fdopen(fd, "rb") as f:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                warn(f"skipping {path}: not a regular file")
+                return None
+            if st.st_size > MAX_FILE_BYTES:
+                warn(f"skipping {path}: {st.st_size:,} bytes is over the {MAX_FILE_BYTES:,}-byte cap")
+                return None
+            data = f.read(MAX_FILE_BYTES + 1)
+        except OSError as e:
+            warn(f"skipping {path}: {e.strerror}")
+            return None
+    if len(data) > MAX_FILE_BYTES:
+        warn(f"skipping {path}: over the {MAX_FILE_BYTES:,}-byte cap")
+        return None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace").replace("\r\n", "\n")
+    if b"\0" in data[:8192]:
+        warn(f"skipping {path}: binary content")
+        return None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        warn(f"{path}: not valid UTF-8, read as Windows-1252")
+        text = data.decode("cp1252", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
