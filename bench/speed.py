@@ -253,15 +253,20 @@ def placeholder_build(src):
     sys.path.insert(0, os.environ.get("RAG_BENCH_CODE") or str(ROOT))
     import numpy as np
     from codebase_rag.config import DIM
+    from codebase_rag.embed import ExportedModel
     from codebase_rag.indexer import index_tree
     from codebase_rag.text import text_key
 
-    def placeholder(texts):
-        vecs = np.stack([np.random.default_rng(int(text_key(t)[:12], 16)).standard_normal(DIM)
-                         for t in texts]).astype(np.float32)
-        return vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    class Placeholder:
+        dim = DIM
+        count_tokens = ExportedModel(src / ".codebase-rag" / "model").count_tokens
 
-    print(index_tree(str(src), None, progress=False, embedder=placeholder))
+        def __call__(self, texts):
+            vecs = np.stack([np.random.default_rng(int(text_key(t)[:12], 16)).standard_normal(DIM)
+                             for t in texts]).astype(np.float32)
+            return vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+
+    print(index_tree(str(src), None, progress=False, embedder=Placeholder()))
     return 0
 
 

@@ -51,7 +51,9 @@ class Vectors:
 
     def open_public(self):
         import chromadb
+        from chromadb.api.shared_system_client import SharedSystemClient
         from chromadb.config import Settings
+        SharedSystemClient.clear_system_cache()  # chromadb keeps one per path, even if deleted
         client = chromadb.PersistentClient(
             path=str(self.folder), settings=Settings(anonymized_telemetry=False))
         return client.get_or_create_collection(

@@ -1,8 +1,13 @@
 """Embed: the model, as each index keeps its own ONNX export of it.
 
 sentence-transformers (on torch) makes the export once per index, in a child process; all
-embedding then runs on onnxruntime, so neither a query nor a build loads torch. An Embedder
-is any callable that takes texts and returns float32 unit vectors of DIM columns.
+embedding then runs on onnxruntime, so neither a query nor a build loads torch.
+
+An Embedder is anything with
+    dim                  the vector size
+    __call__(texts)      float32 unit vectors, one row per text
+    count_tokens(texts)  word pieces per text (the indexer cuts windows to fit the model)
+OnnxEmbedder and TorchEmbedder are the real ones; tests and bench/ may pass their own.
 """
 import hashlib
 import json
@@ -120,7 +125,7 @@ class OnnxEmbedder:
         import numpy as np
         import onnxruntime as ort
         from tokenizers import Tokenizer
-        self.np, self.batch = np, batch
+        self.np, self.batch, self.counter = np, batch, None
         self.tokenizer = Tokenizer.from_file(str(Path(folder) / "tokenizer.json"))
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self.tokenizer.enable_padding()
@@ -150,6 +155,11 @@ class OnnxEmbedder:
             out[part] = vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
         return out
 
+    def count_tokens(self, texts):
+        if self.counter is None:             # the embedding tokenizer truncates and pads
+            self.counter = self.tokenizer.from_str(self.tokenizer.to_str())
+        return count_tokens(self.counter, texts)
+
 
 class TorchEmbedder:
     """sentence-transformers on torch: makes the ONNX export (and is the tests' reference)."""
@@ -171,6 +181,9 @@ class TorchEmbedder:
     def __call__(self, texts):
         return self.model.encode(list(texts), batch_size=self.batch, normalize_embeddings=True,
                                  convert_to_numpy=True)
+
+    def count_tokens(self, texts):
+        return [len(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
 
     def export_onnx(self, folder):
         """Write model.onnx and tokenizer.json into folder, atomically."""
@@ -339,6 +352,11 @@ class ExportedModel:
         if self._counter is None:
             from tokenizers import Tokenizer
             self._counter = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
-            self._counter.no_truncation()
-            self._counter.no_padding()
-        return [len(e.ids) for e in self._counter.encode_batch(texts, add_special_tokens=False)]
+        return count_tokens(self._counter, texts)
+
+
+def count_tokens(tokenizer, texts):
+    """Word pieces per text, without special tokens, never truncated."""
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]

@@ -59,6 +59,8 @@ class Indexer:
         self.model_path, self.model_id = resolve_model(model)
         self.model = ExportedModel(store.model_dir)
         self.embedder = embedder
+        # the export's tokenizer needs no model loaded: a build that embeds nothing is quick
+        self.count_tokens = embedder.count_tokens if embedder else self.model.count_tokens
         self.progress = progress and sys.stderr.isatty()
         self.walked = set()           # paths the walk already found indexable
         self.stats = dict(files=0, added=0, updated=0, removed=0, embedded=0, cached=0)
@@ -107,7 +109,7 @@ class Indexer:
             if known and sha and known[2] == sha:
                 self.store.touch(rel, st)
                 continue
-            built = build_file(rel, text, self.model.count_tokens) if text is not None else None
+            built = build_file(rel, text, self.count_tokens) if text is not None else None
             if built is None:                               # unreadable now: forget it
                 if known:
                     pending.append((FileIndex(rel), []))
@@ -159,7 +161,8 @@ def write_under_lock(store, indexer, work, wait=None):
             return False
     try:
         store.writer = True
-        indexer.model.ensure(indexer.model_path, indexer.progress)   # its tokenizer counts tokens
+        if indexer.embedder is None:  # queries need the export even if nothing changed
+            indexer.model.ensure(indexer.model_path, indexer.progress)
         if indexer.rebuild:
             (indexer.embedder or indexer.model.embedder())(["public void Refill()"])
             store.drop()              # only once the model is known to embed

@@ -70,14 +70,14 @@ def walk(root, ignore):
     files only, and a symlink only when its target lies inside the tree."""
     root = Path(root)
     seen_dirs = set()
-    stack = [""]
+    stack = [("", False)]                     # (directory, reached through a symlink)
     while stack:
-        rel_dir = stack.pop()
+        rel_dir, linked = stack.pop()
         full = root / rel_dir
         try:
             real = os.path.realpath(full)
-            if real in seen_dirs:
-                warn(f"skipping {rel_dir or '.'}: symlink loop")
+            if linked and real in seen_dirs:
+                warn(f"skipping {rel_dir}: symlink loop")
                 continue
             seen_dirs.add(real)
             entries = sorted(os.scandir(full), key=lambda e: e.name)
@@ -93,7 +93,7 @@ def walk(root, ignore):
                     if entry.is_symlink() and not inside(entry.path, root):
                         warn(f"skipping {rel}: a symlink to outside the tree")
                         continue
-                    stack.append(rel)
+                    stack.append((rel, entry.is_symlink()))
                 elif entry.name.endswith(ignore.extensions) and not ignore.ignored(rel):
                     if entry.is_symlink() and not inside(entry.path, root):
                         warn(f"skipping {rel}: a symlink to outside the tree")

@@ -117,3 +117,29 @@ def assert_same_index(db, fresh_db):
         assert got[part] == want[part], f"{part} differs from a from-scratch build"
     for wid, vec in want_vectors.items():
         assert np.allclose(got_vectors[wid], vec, atol=1e-4), f"vector of {wid} differs"
+
+
+class WordEmbedder:
+    """A stand-in model for fast tests of pure logic: each word (identifiers split) goes to
+    one of DIM dimensions, so texts that share words are near. No model, no torch."""
+    from codebase_rag.config import DIM as dim
+
+    def __call__(self, texts):
+        import re
+        import zlib
+        import numpy as np
+        from codebase_rag.text import split_identifiers
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"[a-z]+", split_identifiers(text).lower()):
+                out[row, zlib.crc32(word.encode()) % self.dim] += 1.0
+            out[row, 0] += 1e-3                        # never a zero vector
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def count_tokens(self, texts):
+        return [len(t.split()) for t in texts]
+
+
+@pytest.fixture
+def word_embedder():
+    return WordEmbedder()

@@ -150,18 +150,6 @@ def test_a_missing_model_never_sends_a_query_to_the_hub(cli, built, tmp_path):
     assert (db / "model" / "model.onnx").is_file() and "huggingface" not in proc.stderr
 
 
-def test_queries_through_chromas_public_client_match_the_fast_path(cli, sample_tree, tmp_path):
-    """The fallback for a chromadb whose engine bindings changed: same answers, and no
-    import race between the model-loading thread and `import chromadb`."""
-    db = tmp_path / "db"
-    cli.index(sample_tree, db, env={"CODEBASE_RAG_CHROMA": "public"})
-    fast = cli.query(db, QUESTION, "-k", "5")
-    for _ in range(3):
-        proc = cli.run("query.py", "--db", db, "--json", "-k", "5", QUESTION,
-                       env={"CODEBASE_RAG_CHROMA": "public"})
-        assert json.loads(proc.stdout) == fast and "Traceback" not in proc.stderr
-
-
 def test_queries_during_a_first_build_never_print_a_traceback(cli, sample_tree, tmp_path):
     for i in range(120):
         (sample_tree / f"Bulk{i}.cs").write_text(

@@ -138,3 +138,23 @@ def test_an_oversized_file_without_members_is_split_the_same_way(count_tokens, t
     assert all(t.startswith("Game/Energy.cs |  | enum Big (big)\n") for t in texts)   # no namespace
     assert all(len(tokenizer.encode(t).ids) <= MAX_TOKENS for t in texts)
     assert "Value399 = 399" in texts[-1]
+
+
+# ----------------------------------------------------------------------------- keywords
+def test_a_question_becomes_an_fts_query_of_its_content_words():
+    from codebase_rag.text import fts_query
+    assert fts_query("How does GetUserById work?") == '"user" OR "id" OR "work"'
+    assert fts_query("how is it done?") == '"done"'
+    assert fts_query("the of a") == ""                   # nothing to look up
+
+
+def test_the_keyword_index_holds_names_split_and_whole():
+    from codebase_rag.chunkers import csharp
+    from codebase_rag.text import lexical_text
+    src = "namespace Game { class EnergySystem { void RefillTimers() { var max_energy = 5; } } }"
+    [c] = csharp.chunk(src)
+    name, body = lexical_text("Energy/EnergySystem.cs", c, src)
+    assert name.split() == ["Refill", "Timers", "Energy", "System", "Energy", "System",
+                            "RefillTimers", "EnergySystem", "EnergySystem"]
+    assert "Energy/EnergySystem.cs Game method" in body
+    assert "max energy" in body and "max_energy" in body        # split, and whole

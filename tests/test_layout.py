@@ -1,0 +1,126 @@
+"""The shape of the code: a module per stage, imports that run one way, settings defined
+once (config.py, --help and the README agree), and no module that grows into a framework."""
+import ast
+import re
+import subprocess
+import sys
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "codebase_rag"
+# Each module may import only modules of a lower rank: configuration at the bottom, then
+# the pipeline's stages in order (walk -> chunk -> embed -> store -> search -> print), then
+# what drives them.
+RANK = {
+    "config": 0, "errors": 1,
+    "walk": 2, "chunkers": 2, "chunkers.csharp": 2, "text": 2,
+    "embed": 3, "chroma": 3,
+    "store": 4, "lock": 4,
+    "check": 5, "search": 5, "render": 5,
+    "indexer": 6,
+}
+HEAVY = ("numpy", "torch", "chromadb", "chromadb_rust_bindings", "onnxruntime", "tokenizers",
+         "sentence_transformers", "onnx")
+
+
+def module_name(path):
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def package_imports(path):
+    """The codebase_rag modules a file imports, at any depth of its code."""
+    found = set()
+    here = module_name(path).split(".") if path.is_relative_to(PACKAGE) else []
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:                              # relative: from .x / from . import y
+                base = here[:len(here) - node.level + (1 if is_package else 0)]
+                parts = base + (node.module.split(".") if node.module else [])
+                targets = [".".join(parts)] if node.module else \
+                    [".".join(parts + [a.name]) if ".".join(parts + [a.name]) in RANK
+                     else ".".join(parts) for a in node.names]   # a module, or a name in one
+            elif node.module and node.module.startswith("codebase_rag"):
+                targets = [node.module.removeprefix("codebase_rag").lstrip(".") or ""]
+                if not targets[0]:
+                    targets = [a.name for a in node.names]
+            else:
+                continue
+            found.update(t for t in targets if t)
+        elif isinstance(node, ast.Import):
+            found.update(a.name.removeprefix("codebase_rag.") for a in node.names
+                         if a.name.startswith("codebase_rag."))
+    return found
+
+
+def test_every_module_has_a_rank():
+    modules = {module_name(p) for p in PACKAGE.rglob("*.py")} - {""}
+    assert modules == set(RANK)
+
+
+def test_imports_run_one_way():
+    wrong = []
+    for path in PACKAGE.rglob("*.py"):
+        me = module_name(path)
+        for target in package_imports(path):
+            own_package = me.startswith(target + ".") or target.startswith(me + ".")
+            if not own_package and RANK.get(target, 99) >= RANK.get(me, -1):
+                wrong.append(f"{me} imports {target}")
+    assert wrong == []
+
+
+def test_the_commands_call_the_package_and_never_each_other():
+    for command in ("index.py", "query.py"):
+        tree = ast.parse((ROOT / command).read_text())
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert not names & {"index", "query"}
+        assert any(n and n.startswith("codebase_rag") for n in names)
+
+
+def test_the_first_stages_import_nothing_heavy():
+    probe = ("import sys; import codebase_rag.walk, codebase_rag.chunkers, codebase_rag.text, "
+             "codebase_rag.config, codebase_rag.errors; "
+             f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_no_test_edits_sys_path():
+    offenders = [p.name for p in (ROOT / "tests").glob("*.py")
+                 if re.search(r"sys\.path\.(insert|append)", p.read_text())]
+    assert offenders == []
+
+
+def test_modules_stay_small():
+    sizes = {module_name(p): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
+    assert {m: n for m, n in sizes.items() if n > 450 and m != "chunkers.csharp"} == {}
+
+
+# ----------------------------------------------------------------------------- settings
+def test_each_setting_is_defined_once_and_documented_everywhere():
+    from codebase_rag import config
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("## Settings"):]
+    table = table[:table.index("\n## ")]
+    listed = set(re.findall(r"`(CODEBASE_RAG_\w+)`", table))
+    assert listed == {s.env for s in config.SETTINGS.values()}
+    helps = {cmd: subprocess.run([sys.executable, str(ROOT / cmd), "--help"], capture_output=True,
+                                 text=True, check=True).stdout for cmd in ("index.py", "query.py")}
+    for name, s in config.SETTINGS.items():
+        if s.flag:
+            assert any(f"{s.flag} " in h and s.env in h for h in helps.values()), name
+            assert re.search(rf"`{re.escape(s.flag)}\b", table), f"{name}: flag not in README"
+
+
+def test_no_setting_is_read_outside_config():
+    from codebase_rag import config
+    known = {s.env for s in config.SETTINGS.values()}
+    for path in [*PACKAGE.rglob("*.py"), ROOT / "index.py", ROOT / "query.py"]:
+        used = set(re.findall(r"CODEBASE_RAG_[A-Z_]+", path.read_text()))
+        assert used <= known, f"{path.name}: {used - known}"
+        if path.name != "config.py":
+            assert not re.search(r"(environ|ENV|getenv)\W*(get)?\W*['\"]CODEBASE_RAG",
+                                 path.read_text()), path.name

@@ -1,0 +1,85 @@
+"""Search rules, checked without the model: a stand-in embedder (tests/conftest.py) over a
+real index (SQLite and Chroma) of a tiny tree."""
+import pytest
+
+from codebase_rag.indexer import index_tree
+from codebase_rag.search import fuse, search
+from codebase_rag.store import Store
+
+FILES = {
+    "Energy/EnergySystem.cs": """
+namespace Game;
+public class EnergySystem
+{
+    public void RefillTimers() { var energy = timers.Count; }
+    public void SpendEnergy(int amount) { energy -= amount; }
+}
+""",
+    "Inventory/Inventory.cs": """
+namespace Game;
+public class Inventory
+{
+    public void AddItem(Item item) { items.Add(item); }
+    public void RemoveItem(Item item) { items.Remove(item); }
+}
+""",
+    "Auth/PasswordHasher.cs": """
+namespace Game;
+public class PasswordHasher
+{
+    public string Hash(string password) { return Pbkdf2(password, salt); }
+}
+""",
+}
+
+
+@pytest.fixture
+def store(tmp_path, word_embedder):
+    src = tmp_path / "src"
+    for rel, text in FILES.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    index_tree(str(src), str(tmp_path / "db"), progress=False, embedder=word_embedder)
+    return Store(tmp_path / "db")
+
+
+def ask(store, embedder, question, **kw):
+    return search(store, question, embedder([question])[0], **kw)
+
+
+def names(results):
+    return [r["member"] for r in results]
+
+
+def test_reciprocal_rank_fusion_rewards_agreement_then_rank():
+    assert fuse([["a", "b", "c"], ["c", "a"]], rrf_k=20) == ["a", "c", "b"]
+    assert fuse([["x"], []]) == ["x"]
+
+
+def test_both_rankings_feed_the_answer(store, word_embedder):
+    assert names(ask(store, word_embedder, "refill the energy timers", k=1)) == ["RefillTimers"]
+    assert names(ask(store, word_embedder, "password hash", k=1)) == ["Hash"]
+
+
+def test_modes_use_one_ranking_each(store, word_embedder):
+    lexical = ask(store, word_embedder, "pbkdf2", mode="lexical", k=5)
+    assert names(lexical) == ["Hash"]                     # the only chunk with that word
+    vector = ask(store, word_embedder, "zebra", mode="vector", k=5)
+    assert len(vector) == 5                               # every chunk has some distance
+
+
+def test_k_path_filter_and_no_overlaps(store, word_embedder):
+    results = ask(store, word_embedder, "item", k=3, path_glob="Inventory/*")
+    assert names(results) == ["AddItem", "RemoveItem"]    # only two members live there
+    spans = [(r["file"], r["start_line"], r["end_line"]) for r in
+             ask(store, word_embedder, "energy item password", k=10)]
+    assert len(spans) == len(set(spans)) == 5
+
+
+def test_results_carry_a_distance_and_a_confidence_flag(store, word_embedder):
+    [hit] = ask(store, word_embedder, "spend energy amount", k=1)
+    assert hit["member"] == hit["method"] == "SpendEnergy"
+    assert 0 <= hit["distance"] < 0.62 and hit["confident"]
+    [far] = ask(store, word_embedder, "pbkdf2", mode="lexical", k=1)
+    assert far["distance"] > 0.62 and not far["confident"]  # found by keyword, far in meaning
+    assert "id" not in hit

@@ -1,0 +1,132 @@
+"""The store: index.sqlite and Chroma together, written with hand-made files and vectors
+(no model). What it must guarantee: the folder is the tool's alone, a write replaces a
+file's chunks and vectors whole, a write killed midway is repaired by the next, and Chroma
+can always be refilled from the embedding cache."""
+import sqlite3
+
+import numpy as np
+import pytest
+
+from codebase_rag.errors import OldFormat, UsageError
+from codebase_rag.store import (FileIndex, Store, claim_index_folder, open_store_afresh,
+                                owned)
+
+
+def file_index(rel, members, sha="sha"):
+    """A FileIndex for a file with the given member names, one window each, vector per name."""
+    chunks, windows = [], []
+    for ordinal, member in enumerate(members):
+        cid = f"{rel}#{ordinal}"
+        row = dict(id=cid, file=rel, namespace="N", **{"class": "C"}, member=member,
+                   kind="method", start_line=ordinal * 10 + 1, end_line=ordinal * 10 + 5,
+                   signature=f"void {member}()", text=f"void {member}() {{ }}")
+        chunks.append((row, (member, row["text"])))
+        vec = np.random.default_rng(abs(hash(member)) % 2**32).standard_normal(384)
+        vec = (vec / np.linalg.norm(vec)).astype(np.float32)
+        meta = {k: row[k] for k in ("file", "namespace", "class", "member", "kind",
+                                    "start_line", "end_line")} | {"chunk": cid}
+        windows.append((f"{cid}.0", vec.tolist(), meta, f"key-{member}"))
+    f = FileIndex(rel, 1, 1, sha, chunks)
+    f.windows = windows
+    return f
+
+
+@pytest.fixture
+def store(tmp_path):
+    claim_index_folder(tmp_path / "db")
+    s = Store(tmp_path / "db", create=True)
+    s.writer = True
+    return s
+
+
+def write(store, *files):
+    store.cache_vectors((w[3], np.asarray(w[1], dtype=np.float32)) for f in files for w in f.windows)
+    return store.write(list(files))
+
+
+def chroma_ids(store):
+    return sorted(store.collection.get(embeddings=False)[0])
+
+
+# ----------------------------------------------------------------------------- the folder
+def test_the_tool_claims_only_new_empty_or_its_own_folders(tmp_path):
+    claim_index_folder(tmp_path / "new")
+    assert owned(tmp_path / "new") and (tmp_path / "new" / ".gitignore").is_file()
+    (tmp_path / "empty").mkdir()
+    claim_index_folder(tmp_path / "empty")
+    assert owned(tmp_path / "empty")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    with pytest.raises(UsageError, match="not a codebase-rag index"):
+        claim_index_folder(tmp_path / "mine")
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+
+
+def test_an_index_made_before_the_marker_existed_is_still_the_tools(tmp_path):
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / ".gitignore").write_text("# created by codebase-rag\n*\n")
+    sqlite3.connect(old / "index.sqlite").close()
+    claim_index_folder(old)
+    assert (old / ".codebase-rag-index").is_file()
+
+
+# ----------------------------------------------------------------------------- writes
+def test_a_write_replaces_a_files_chunks_and_vectors_whole(store):
+    assert write(store, file_index("A.cs", ["Load", "Save"]), file_index("B.cs", ["Run"])) == (3, 0, 0)
+    assert chroma_ids(store) == ["A.cs#0.0", "A.cs#1.0", "B.cs#0.0"]
+    assert write(store, file_index("A.cs", ["Load"], sha="sha2")) == (0, 1, 1)
+    assert chroma_ids(store) == ["A.cs#0.0", "B.cs#0.0"]
+    assert write(store, FileIndex("B.cs")) == (0, 0, 1)              # removed
+    assert chroma_ids(store) == ["A.cs#0.0"] and list(store.manifest()) == ["A.cs"]
+    assert store.window_count() == 1 and store.count("chunks") == 1
+    assert store.lexical_search('"load"', 8.0, 10) == ["A.cs#0"]
+    assert store.lexical_search('"save"', 8.0, 10) == []
+
+
+def test_a_write_killed_between_chroma_and_sqlite_is_repaired_by_the_next(store, monkeypatch):
+    write(store, file_index("A.cs", ["Load", "Save"]))
+
+    def crash(*args):
+        raise KeyboardInterrupt               # as if killed while Chroma was written
+    monkeypatch.setattr(type(store.collection), "delete", crash)
+    with pytest.raises(KeyboardInterrupt):
+        write(store, file_index("A.cs", ["Load"], sha="sha2"))
+    monkeypatch.undo()
+    assert store.dirty_files() == ["A.cs"]     # the next run of any kind re-indexes it
+    write(store, file_index("A.cs", ["Load"], sha="sha2"))
+    assert store.dirty_files() == [] and chroma_ids(store) == ["A.cs#0.0"]
+
+
+# ----------------------------------------------------------------------------- repair
+def test_a_lost_chroma_is_refilled_from_the_embedding_cache(store, tmp_path):
+    import shutil
+    write(store, file_index("A.cs", ["Load", "Save"]), file_index("B.cs", ["Run"]))
+    before = store.collection.get(["A.cs#1.0"])[2][0]
+    shutil.rmtree(tmp_path / "db" / "chroma")
+    store._collection = None
+    assert "restored 3 vectors" in store.sync_vectors()
+    assert chroma_ids(store) == ["A.cs#0.0", "A.cs#1.0", "B.cs#0.0"]
+    assert np.allclose(store.collection.get(["A.cs#1.0"])[2][0], before)
+    assert store.sync_vectors() is None        # in step now: nothing to do
+
+
+def test_stray_vectors_are_removed_and_missing_ones_restored(store):
+    write(store, file_index("A.cs", ["Load", "Save"]))
+    store.collection.delete(["A.cs#1.0"])
+    store.collection.upsert(["Gone.cs#0.0", "Gone.cs#1.0"], [[1.0] + [0.0] * 383] * 2,
+                            [{"chunk": "Gone.cs#0"}] * 2)
+    assert "removed 2 strays" in store.sync_vectors()
+    assert chroma_ids(store) == ["A.cs#0.0", "A.cs#1.0"]
+
+
+def test_an_old_format_is_rebuilt_keeping_the_embedding_cache(store, tmp_path, capsys):
+    write(store, file_index("A.cs", ["Load", "Save"]))
+    with store.db:
+        store.db.execute("UPDATE meta SET value='1' WHERE key='schema'")
+    with pytest.raises(OldFormat):
+        Store(tmp_path / "db")
+    fresh = open_store_afresh(tmp_path / "db", "an older format")
+    assert fresh.count("chunks") == 0
+    assert set(fresh.cached_vectors({"key-Load", "key-Save"})) == {"key-Load", "key-Save"}
+    assert "keeping 2 cached vectors" in capsys.readouterr().err

@@ -1,0 +1,99 @@
+"""Which files a build reads: ignore rules, symlinks, special files and odd encodings.
+Each test lays out a small tree and lists what the walk yields."""
+import os
+
+import pytest
+
+from codebase_rag.walk import Ignore, read_source, walk
+
+
+def tree(root, files):
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def walked(root, excludes=()):
+    return sorted(rel for rel, _, _ in walk(root, Ignore(root, excludes)))
+
+
+def test_build_output_and_tool_folders_are_skipped(tmp_path):
+    tree(tmp_path, {f"{d}/X.cs": "class X {}" for d in
+                    ("bin", "obj", ".git", "node_modules", "packages", ".codebase-rag", "src")})
+    tree(tmp_path, {"src/bin/Y.cs": "", "src/Readme.md": "", "Top.cs": ""})
+    assert walked(tmp_path) == ["Top.cs", "src/X.cs"]
+
+
+def test_nested_gitignore_files_apply_below_them_and_the_deeper_one_wins(tmp_path):
+    tree(tmp_path, {
+        ".gitignore": "*.Generated.cs\nscratch/\n",
+        "A.Generated.cs": "", "A.cs": "", "scratch/S.cs": "",
+        "lib/.gitignore": "!Keep.Generated.cs\nOld.cs\n",
+        "lib/Keep.Generated.cs": "", "lib/Drop.Generated.cs": "", "lib/Old.cs": "",
+        "Old.cs": "",
+    })
+    assert walked(tmp_path) == ["A.cs", "Old.cs", "lib/Keep.Generated.cs"]
+
+
+def test_unity_library_and_temp_are_skipped_only_beside_project_settings(tmp_path):
+    tree(tmp_path, {"Game/ProjectSettings/p.asset": "", "Game/Library/L.cs": "",
+                    "Game/Temp/T.cs": "", "Game/Assets/A.cs": "",
+                    "Server/Library/Keep.cs": ""})          # jellyfin has code in */Library/
+    assert walked(tmp_path) == ["Game/Assets/A.cs", "Server/Library/Keep.cs"]
+
+
+def test_exclude_globs_add_to_the_rules(tmp_path):
+    tree(tmp_path, {"src/A.cs": "", "src/Migrations/M.cs": "", "tests/T.cs": ""})
+    assert walked(tmp_path, ["Migrations/", "tests/"]) == ["src/A.cs"]
+
+
+def test_a_single_file_is_included_exactly_when_the_walk_would_yield_it(tmp_path):
+    tree(tmp_path, {".gitignore": "gen/\n", "gen/G.cs": "", "src/A.cs": "", "src/A.txt": "",
+                    "bin/B.cs": ""})
+    ignore = Ignore(tmp_path)
+    assert [rel for rel in ("gen/G.cs", "src/A.cs", "src/A.txt", "bin/B.cs")
+            if ignore.included(rel)] == walked(tmp_path)
+
+
+def test_symlinks_are_followed_only_inside_the_tree(tmp_path, capsys):
+    root = tree(tmp_path / "root", {"Real.cs": "class R {}", "dir/D.cs": "class D {}"})
+    outside = tree(tmp_path / "outside", {"Secret.cs": "class S {}"})
+    (root / "Alias.cs").symlink_to(root / "Real.cs")
+    (root / "dirlink").symlink_to(root / "dir", target_is_directory=True)
+    (root / "Leak.cs").symlink_to(outside / "Secret.cs")
+    (root / "leakdir").symlink_to(outside, target_is_directory=True)
+    (root / "Zero.cs").symlink_to("/dev/zero")
+    os.mkfifo(root / "Pipe.cs")
+    assert walked(root) == ["Alias.cs", "Real.cs", "dir/D.cs", "dirlink/D.cs"]
+    err = capsys.readouterr().err
+    for name in ("Leak.cs", "leakdir", "Zero.cs", "Pipe.cs"):
+        assert sum(name in line for line in err.splitlines()) == 1, err
+
+
+def test_read_source_never_blocks_and_never_reads_past_the_cap(tmp_path, capsys):
+    os.mkfifo(tmp_path / "Pipe.cs")
+    assert read_source(tmp_path / "Pipe.cs") is None                 # returns at once
+    assert read_source("/dev/zero") is None
+    big = tmp_path / "Big.cs"
+    big.write_text("x" * 1_000_001)
+    assert read_source(big) is None
+    assert "cap" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("data, text", [
+    ("class Café { }".encode("utf-16"), "class Café { }"),
+    (b"\xef\xbb\xbfclass A { }\r\n", "class A { }\n"),              # BOM and CRLF
+    ("class Café { }".encode("cp1252"), "class Café { }"),          # with a warning
+])
+def test_read_source_decodes_what_editors_write(tmp_path, data, text):
+    path = tmp_path / "F.cs"
+    path.write_bytes(data)
+    assert read_source(path) == text
+
+
+def test_binary_content_is_skipped(tmp_path):
+    path = tmp_path / "B.cs"
+    path.write_bytes(b"\x00\x01binary\x00" * 10)
+    assert read_source(path) is None
