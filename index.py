@@ -4,12 +4,15 @@
     python index.py [--source DIR]        index (or refresh) every .cs file under DIR
     python index.py --single FILE...      re-index just these files
     python index.py --hook                Claude Code PostToolUse hook (JSON on stdin)
+    python index.py --background          the same, detached: returns at once
+    python index.py --status              built or building, progress, time left
     python index.py --check               verify the index; one line per problem
     python index.py --dry-run --json      print the chunks, do not embed
 
 The work happens in the codebase_rag package (walk -> chunk -> embed -> store); this
 command parses flags, calls it and turns every expected failure into one line.
 """
+import argparse
 import json
 import sys
 import time
@@ -17,8 +20,8 @@ import time
 from codebase_rag import config
 from codebase_rag.check import check_index, describe
 from codebase_rag.errors import ArgParser, UsageError, one_line, report, warn
-from codebase_rag.indexer import (chunk_record, dry_run, handle_hook, index_tree, locate,
-                                  reindex_files)
+from codebase_rag.runs import (chunk_record, dry_run, handle_hook, index_tree, locate,
+                               reindex_files, start_background, status)
 
 
 def parse_args(argv):
@@ -46,6 +49,13 @@ def parse_args(argv):
     p.add_argument("--rebuild", action="store_true",
                    help="drop the index and build it again (cached embeddings are reused); "
                         "recovers a damaged index")
+    p.add_argument("--background", action="store_true",
+                   help="build or refresh in a detached process and return at once (for "
+                        "hooks); queries work while it runs, leaning on keywords at first")
+    p.add_argument("--status", action="store_true",
+                   help="say whether the index is built or building, how far, how long is "
+                        "left, and the last error")
+    p.add_argument("--detached", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--check", action="store_true",
                    help="verify the index (SQLite integrity, model files and hashes, vectors "
                         "against chunks); one line per problem, exit 1 if any")
@@ -72,6 +82,12 @@ def run(args):
                   f"{rel}:{c.start_line}-{c.end_line}  {c.kind:<12} "
                   f"{'.'.join(p for p in (c.cls, c.member) if p)}")
         return 0
+    if args.background:
+        print(start_background(args.source, args.db, args.exclude, args.model))
+        return 0
+    if args.status:
+        print(status(locate(args.source, args.db)[1]))
+        return 0
     if args.check:
         _, db = locate(args.source, args.db)
         problems = check_index(db)
@@ -81,7 +97,7 @@ def run(args):
             print(f"index OK: {db}: {describe(db)}")
         return 1 if problems else 0
     print(index_tree(args.source, args.db, args.model, args.exclude, args.rebuild,
-                     progress=not args.quiet))
+                     progress=not args.quiet, detached=args.detached))
     return 0
 
 

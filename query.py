@@ -14,7 +14,7 @@ import sys
 from codebase_rag import config
 from codebase_rag.errors import ArgParser, UsageError, report
 from codebase_rag.render import print_results, to_json
-from codebase_rag.search import open_index, search
+from codebase_rag.search import open_index, progress_note, search
 
 
 def parse_args(argv):
@@ -58,14 +58,20 @@ def run(args):
         questions = [args.question.strip()]
     store, model = open_index(args.db, args.model)
     asked = [q for q in questions if q]
-    vectors = dict(zip(asked, model.embedder()(asked))) if asked else {}
+    vectors = dict(zip(asked, model.embedder()(asked))) if asked and model else {}
+    note, built = progress_note(store)
     for q in questions:
-        results = search(store, q, vectors[q], args.k, args.mode, args.path) if q else []
+        results = search(store, q, vectors.get(q), args.k, args.mode, args.path) if q else []
         if args.max_distance is not None:
-            results = [r for r in results if r["distance"] <= args.max_distance]
+            results = [r for r in results if (r["distance"] or 0) <= args.max_distance]
+        if note:                         # a build is still embedding: say how far it is
+            for r in results:
+                r["semantic_index_built"] = built
         if args.json or args.batch:
             print(to_json(results, args.lines), flush=True)
         else:
+            if note:
+                print(note)
             print_results(results, args.lines)
     return 0
 

@@ -254,7 +254,7 @@ def placeholder_build(src):
     import numpy as np
     from codebase_rag.config import DIM
     from codebase_rag.embed import ExportedModel
-    from codebase_rag.indexer import index_tree
+    from codebase_rag.runs import index_tree
     from codebase_rag.text import text_key
 
     class Placeholder:

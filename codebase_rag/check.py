@@ -3,9 +3,9 @@ import random
 import sqlite3
 from pathlib import Path
 
-from .embed import model_problem
+from .embed import ExportedModel
 from .errors import UsageError
-from .lock import has_pending, pending_entries
+from .lock import is_locked, pending_entries
 from .store import Store, owned
 
 
@@ -18,35 +18,36 @@ def check_index(folder):
     try:
         store = Store(folder)
         problems += [f"index.sqlite: {r}" for r in store.integrity_problems()[:5]]
-        windows = store.windows()
+        windows = store.window_keys()             # the embedded windows: id -> cache key
     except (UsageError, sqlite3.DatabaseError) as e:
         return problems + [str(e)]
-    problem = model_problem(store.model_dir, full=True)
+    problem = ExportedModel(store.model_dir, store.meta("precision") or "fp32").problem(full=True)
     if problem:
         problems.append(f"model: {problem}; run: python index.py (it exports the model again)")
-    dirty = store.dirty_files()
-    if dirty or has_pending(store):
-        problems.append(f"{len(dirty)} files from an interrupted run and {len(pending_entries(store))} "
-                        f"queued edits await indexing; run: python index.py")
+    unfinished = store.count("windows") - len(windows) + store.count("doomed")
+    dirty, queued = store.dirty_files(), len(pending_entries(store.folder))
+    if (unfinished or dirty or queued) and not is_locked(folder):
+        problems.append(f"an interrupted run left {unfinished:,} windows, {len(dirty):,} files and "
+                        f"{queued:,} queued edits to finish; run: python index.py")
     try:
-        ids, _, _ = store.collection.get(embeddings=False)
-        missing, extra = set(windows) - set(ids), set(ids) - set(windows)
-        if missing or extra:
-            problems.append(f"chroma holds {len(ids):,} vectors for {len(windows):,} windows "
-                            f"({len(missing):,} missing, {len(extra):,} extra); run: python index.py")
-        sample = random.Random(0).sample(sorted(set(ids) & set(windows)),
-                                         min(20, len(set(ids) & set(windows))))
+        ids = set(store.collection.get(embeddings=False)[0]) if windows else set()
+        missing, extra = set(windows) - ids, ids - set(windows)
+        if (missing or extra) and not is_locked(folder):
+            problems.append(f"chroma holds {len(ids):,} vectors for {len(windows):,} embedded "
+                            f"windows ({len(missing):,} missing, {len(extra):,} extra); "
+                            f"run: python index.py")
+        sample = random.Random(0).sample(sorted(ids & set(windows)), min(20, len(ids & set(windows))))
         if sample:
-            got_ids, _, vectors = store.collection.get(sample)
-            cached = store.cached_vectors({windows[w][0] for w in got_ids})
+            got, vectors = store.collection.get(sample)
+            cached = store.cached_vectors({windows[w] for w in got})
             import numpy as np
-            for wid, vec in zip(got_ids, vectors):
-                want = cached.get(windows[wid][0])
+            for wid, vec in zip(got, vectors):
+                want = cached.get(windows[wid])
                 if want is None or float(np.dot(want, np.asarray(vec))) < 0.999:
                     problems.append(f"chroma: the vector of {wid} differs from the embedding "
                                     f"cache; run: python index.py --rebuild")
                     break
-            found, _, _ = store.collection.query(list(map(float, vectors[0])), 1)
+            found, _ = store.collection.query(list(map(float, vectors[0])), 1)
             if not found:
                 problems.append("chroma: a search finds nothing; run: python index.py --rebuild")
     except UsageError as e:
@@ -57,4 +58,4 @@ def check_index(folder):
 def describe(folder):
     store = Store(folder)
     return (f"{store.count('files'):,} files, {store.count('chunks'):,} chunks, "
-            f"{store.window_count():,} vectors")
+            f"{store.embedded_count():,} vectors ({store.meta('precision') or 'fp32'})")

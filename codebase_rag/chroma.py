@@ -1,5 +1,5 @@
-"""Chroma: one vector per window, with its member's metadata. This is the only module that
-talks to Chroma."""
+"""Chroma: one vector per window, under the window's id (its chunk's id, a dot, its
+ordinal). This is the only module that talks to Chroma."""
 from pathlib import Path
 
 from .config import CHROMA, COLLECTION, HNSW_CONFIG
@@ -87,23 +87,22 @@ class Vectors:
         return self.guard("counting", self.rust.count, self.id, self.TENANT, self.DATABASE)
 
     def query(self, vector, n):
-        """(ids, distances, metadatas) of the n nearest windows."""
+        """(ids, distances) of the n nearest windows."""
         if self.rust is None:
             found = self.guard("searching", lambda: self.public.query(
-                query_embeddings=[vector], n_results=n, include=["distances", "metadatas"]))
+                query_embeddings=[vector], n_results=n, include=["distances"]))
         else:
             r = self.guard("searching", self.rust.query, self.id, None, [vector], n, None, None,
-                           ["distances", "metadatas"], self.TENANT, self.DATABASE)
-            found = {"ids": r.ids, "distances": r.distances, "metadatas": r.metadatas}
-        return found["ids"][0], found["distances"][0], found["metadatas"][0]
+                           ["distances"], self.TENANT, self.DATABASE)
+            found = {"ids": r.ids, "distances": r.distances}
+        return found["ids"][0], found["distances"][0]
 
     def get(self, ids=None, embeddings=True):
-        """(ids, metadatas, embeddings or None) of the given windows, or of all of them."""
-        include = ["metadatas", "embeddings"] if embeddings else ["metadatas"]
+        """(ids, embeddings or None) of the given windows, or of all of them."""
+        include = ["embeddings"] if embeddings else []
         if self.rust is None:
             got = self.guard("reading", lambda: self.public.get(ids=ids, include=include))
-            return got["ids"], got["metadatas"], \
-                list(got["embeddings"]) if embeddings else None
+            return got["ids"], list(got["embeddings"]) if embeddings else None
         r = self.guard("reading", self.rust.get, self.id, ids, None, None, 0, None, include,
                        self.TENANT, self.DATABASE)
-        return r.ids, r.metadatas, r.embeddings if embeddings else None
+        return r.ids, r.embeddings if embeddings else None

@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from .config import BATCH, DIM, HUB_MODEL, MAX_TOKENS, MODEL, PACKAGED_SHA256
+from .config import BATCH, DIM, HUB_MODEL, MAX_TOKENS, MODEL, PACKAGED_SHA256, PRECISION
 from .errors import UsageError, warn
 
 
@@ -88,7 +88,7 @@ def model_problem(folder, full=False):
     return None
 
 
-def load_embedder(folder):
+def load_embedder(folder, file="model.onnx"):
     """A function returning the OnnxEmbedder for folder, loading meanwhile in a thread
     (onnxruntime lets go of the GIL) so the caller can open the index. Every module is
     imported here, in the caller's thread: two threads importing numpy at once can see it
@@ -101,7 +101,7 @@ def load_embedder(folder):
 
     def load():
         try:
-            loaded["model"] = OnnxEmbedder(folder)
+            loaded["model"] = OnnxEmbedder(folder, file=file)
         except Exception as e:           # raised in the caller's thread, on first use
             loaded["error"] = e
     # not a daemon: exiting while onnxruntime builds its session aborts the process
@@ -121,7 +121,7 @@ class OnnxEmbedder:
     Files: model.onnx and tokenizer.json, exported into the index folder."""
     dim = DIM
 
-    def __init__(self, folder, batch=BATCH):
+    def __init__(self, folder, batch=BATCH, file="model.onnx"):
         import numpy as np
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -133,7 +133,7 @@ class OnnxEmbedder:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = min(os.cpu_count() or 1, 4)
         opts.log_severity_level = 3
-        self.session = ort.InferenceSession(str(Path(folder) / "model.onnx"), opts,
+        self.session = ort.InferenceSession(str(Path(folder) / file), opts,
                                             providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
 
@@ -223,12 +223,60 @@ class TorchEmbedder:
             remove_export_leftovers(folder)
 
 
-def export_onnx(model_path, folder):
+def export_onnx(model_path, folder, precision="fp32"):
+    """The export (and for int8 its quantized copy) with its manifest: one child process's job."""
     TorchEmbedder(model_path).export_onnx(folder)
+    if precision == "int8":
+        try:
+            quantize(folder)
+            write_model_manifest(folder)
+        finally:
+            remove_export_leftovers(folder)
 
 
 def model_files(folder):
-    return ["model.onnx", "tokenizer.json"] + [p.name for p in Path(folder).glob("model.onnx.*.data")]
+    return ["model.onnx", "tokenizer.json"] + [p.name for p in Path(folder).glob("model.onnx.*.data")] \
+        + [p.name for p in Path(folder).glob(INT8_FILE)]
+
+
+INT8_FILE = "model.int8.onnx"
+
+
+def onnx_file(precision):
+    return INT8_FILE if precision == "int8" else "model.onnx"
+
+
+def cpu_has_vnni():
+    """Whether the CPU runs int8 matrix products natively (AVX512-VNNI or AVX-VNNI)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line for line in f if line.startswith("flags")), "").split()
+    except OSError:
+        return False
+    return bool({"avx512_vnni", "avx_vnni", "amx_int8"} & set(flags))
+
+
+def resolve_precision(recorded=None, requested=PRECISION):
+    """The precision of an index: the one it was built with; for a new index the setting,
+    where auto means int8 on a CPU with VNNI, else fp32."""
+    if recorded:
+        return recorded
+    if requested == "auto":
+        return "int8" if cpu_has_vnni() else "fp32"
+    return requested
+
+
+def quantize(folder):
+    """model.int8.onnx from the fp32 export: dynamic int8, MatMul weights per channel (the
+    variant that keeps the vectors closest to fp32, see bench/RESULTS-speed.md)."""
+    import logging
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    logging.getLogger().setLevel(logging.ERROR)    # its advice to pre-process does not apply
+    folder = Path(folder)
+    tmp = folder / f"{INT8_FILE}.tmp{os.getpid()}"
+    quantize_dynamic(str(folder / "model.onnx"), str(tmp), op_types_to_quantize=["MatMul"],
+                     per_channel=True, weight_type=QuantType.QInt8)
+    os.replace(tmp, folder / INT8_FILE)
 
 
 def write_model_manifest(folder):
@@ -243,7 +291,8 @@ def write_model_manifest(folder):
 
 def remove_export_leftovers(folder):
     """Temporary files of this or an earlier, killed export (the model folder is the tool's)."""
-    for pattern in ("model.onnx.tmp*", "tokenizer.json.tmp", "manifest.json.tmp"):
+    for pattern in ("model.onnx.tmp*", "tokenizer.json.tmp", "manifest.json.tmp",
+                    f"{INT8_FILE}.tmp*"):
         for leftover in Path(folder).glob(pattern):
             leftover.unlink(missing_ok=True)
 
@@ -293,45 +342,55 @@ def write_weights(model, path, data_name):
 
 
 class ExportedModel:
-    """The export in an index's model/ folder: what indexing and queries embed with. It
-    starts loading in a thread as soon as it is asked to (onnxruntime lets go of the GIL),
-    so the caller can open the index meanwhile."""
+    """The export in an index's model/ folder, at the index's precision: what indexing and
+    queries embed with. It starts loading in a thread as soon as it is asked to
+    (onnxruntime lets go of the GIL), so the caller can open the index meanwhile."""
 
-    def __init__(self, folder):
-        self.folder = Path(folder)
+    def __init__(self, folder, precision="fp32", source=None):
+        self.folder, self.precision = Path(folder), precision
+        self.file = onnx_file(precision)
+        self.source = source          # the model it is exported from (a folder, or a hub name)
         self._get = self._counter = None
 
     def problem(self, full=False):
-        return model_problem(self.folder, full)
+        problem = model_problem(self.folder, full)
+        if problem is None and not (self.folder / self.file).is_file():
+            problem = f"{self.file} is missing"
+        return problem
 
-    def ensure(self, model_path, progress=False):
-        """Export the model if it is missing or damaged (writers, under the lock): tracing
-        holds ~800 MB that a build would otherwise keep, so it runs in a child process."""
+    def ensure(self, progress=False):
+        """Export the model if it is missing or damaged (writers, under the lock), in a
+        child process: tracing holds ~800 MB that a build would otherwise keep. Returns a
+        future; its result() is the export done."""
+        import concurrent.futures
         problem = self.problem()
         if problem is None and not (self.folder / MODEL_MANIFEST).is_file():
             try:                         # an export from before manifests: vouch for it
-                OnnxEmbedder(self.folder)(["public void Refill()"])
+                OnnxEmbedder(self.folder, file=self.file)(["public void Refill()"])
                 write_model_manifest(self.folder)
             except Exception:
                 problem = "it does not load"
+        done = concurrent.futures.Future()
         if problem is None:
-            return
+            done.set_result(None)
+            return done
         if problem != "not exported":
             warn(f"the exported model in {self.folder} is damaged ({problem}); exporting it again")
         elif progress:
             warn("exporting the model to ONNX for fast queries (once per index)...")
-        import concurrent.futures
         import multiprocessing
         import shutil
         shutil.rmtree(self.folder, ignore_errors=True)
         self._get = self._counter = None
-        with concurrent.futures.ProcessPoolExecutor(
-                1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            pool.submit(export_onnx, model_path, str(self.folder)).result()
+        pool = concurrent.futures.ProcessPoolExecutor(
+            1, mp_context=multiprocessing.get_context("spawn"))
+        export = pool.submit(export_onnx, self.source, str(self.folder), self.precision)
+        pool.shutdown(wait=False)
+        return export
 
     def preload(self):
         if self._get is None and self.problem() is None:
-            self._get = load_embedder(self.folder)
+            self._get = load_embedder(self.folder, self.file)
 
     def embedder(self):
         """The OnnxEmbedder, or a UsageError that says how to repair the export."""
@@ -348,10 +407,14 @@ class ExportedModel:
                              f"(it exports it again)") from None
 
     def count_tokens(self, texts):
-        """Word pieces per text, with the export's tokenizer and no model."""
+        """Word pieces per text, with the model's tokenizer and no model: the export's, or
+        while it is being made, the source model's own."""
         if self._counter is None:
             from tokenizers import Tokenizer
-            self._counter = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+            path = self.folder / "tokenizer.json"
+            if not path.is_file() and self.source and (Path(self.source) / "tokenizer.json").is_file():
+                path = Path(self.source) / "tokenizer.json"
+            self._counter = Tokenizer.from_file(str(path))
         return count_tokens(self._counter, texts)
 
 

@@ -4,17 +4,18 @@ files before letting go."""
 import os
 import re
 import time
+from pathlib import Path
 
 PENDING_ENTRY = re.compile(r"\d+\.\d+")       # the names queue_pending gives its entries
 
 
-def writer_lock(store):
+def writer_lock(index):
     from filelock import FileLock
-    return FileLock(str(store.folder / "write.lock"))
+    return FileLock(str(Path(index) / "write.lock"))
 
 
-def queue_pending(store, rels):
-    folder = store.folder / "pending"
+def queue_pending(index, rels):
+    folder = Path(index) / "pending"
     folder.mkdir(exist_ok=True)
     for rel in rels:
         tmp = folder / f".{os.getpid()}.{time.time_ns()}"
@@ -22,16 +23,16 @@ def queue_pending(store, rels):
         os.replace(tmp, folder / tmp.name[1:])
 
 
-def pending_entries(store):
-    folder = store.folder / "pending"
+def pending_entries(index):
+    folder = Path(index) / "pending"
     return [e for e in (sorted(folder.iterdir()) if folder.is_dir() else [])
             if PENDING_ENTRY.fullmatch(e.name)]
 
 
-def take_pending(store):
+def take_pending(index):
     """The queued paths, removing exactly the entries read (call with the lock held)."""
     rels = set()
-    for entry in pending_entries(store):
+    for entry in pending_entries(index):
         try:
             rels.add(entry.read_text(encoding="utf-8"))
             entry.unlink()
@@ -40,5 +41,17 @@ def take_pending(store):
     return rels
 
 
-def has_pending(store):
-    return bool(pending_entries(store))
+def has_pending(index):
+    return bool(pending_entries(index))
+
+
+def is_locked(index):
+    """Whether some process holds the writer lock of the index folder."""
+    from filelock import Timeout
+    lock = writer_lock(index)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    lock.release()
+    return False

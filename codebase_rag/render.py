@@ -13,12 +13,13 @@ def print_results(results, show_lines, out=sys.stdout):
     if not results:
         print("no results", file=out)
         return
-    if not results[0]["confident"]:
+    if not results[0]["confident"] and results[0]["distance"] is not None:
         print(f"no confident match (best distance {results[0]['distance']:.2f} > "
               f"{CONFIDENT}); best guesses:", file=out)
     for i, r in enumerate(results, 1):
+        dist = "-" if r["distance"] is None else f"{r['distance']:.4f}"
         print(f"#{i} | {r['file']}:{r['start_line']}-{r['end_line']} | {qualified_name(r)} | "
-              f"dist: {r['distance']:.4f}", file=out)
+              f"dist: {dist}", file=out)
         lines = r["text"].split("\n")
         shown = len(lines) if show_lines < 0 else show_lines
         width = len(str(r["start_line"] + min(len(lines), shown)))

@@ -7,13 +7,15 @@ from pathlib import Path
 from .config import CANDIDATES, CONFIDENT, K, MODE, NAME_WEIGHT, RRF_K
 from .embed import ExportedModel, resolve_model
 from .errors import UsageError
+from .lock import is_locked
 from .store import Store, find_index
 from .text import fts_query
 
 
 def open_index(db=None, model=None):
-    """(store, its exported model, already loading) for a query: the index at db, or the
-    one found by walking up from the current directory."""
+    """(store, its exported model already loading, or None while a first build is still
+    making it) for a query: the index at db, or the one found by walking up from the
+    current directory."""
     folder = Path(db) if db else find_index(os.getcwd())
     if folder is None or not (folder / "index.sqlite").is_file():
         raise UsageError(f"no codebase-rag index found at or above {folder or os.getcwd()}; "
@@ -23,26 +25,39 @@ def open_index(db=None, model=None):
     if model and resolve_model(model)[1] != built_with:
         raise UsageError(f"the index was built with {built_with}, not "
                          f"{resolve_model(model)[1]}; re-index with --rebuild")
-    exported = ExportedModel(store.model_dir)
-    if exported.problem():
+    exported = ExportedModel(store.model_dir, store.meta("precision") or "fp32")
+    problem = exported.problem()
+    if problem == "not exported" and is_locked(folder):
+        return store, None            # the build exports it in a moment: keywords until then
+    if problem:
         exported.embedder()           # raises the one line that says how to repair it
     exported.preload()
-    if store.window_count() and os.access(store.folder, os.W_OK):
+    if store.embedded_count() and os.access(store.folder, os.W_OK):
         store.collection              # open Chroma while the model loads
     return store, exported
 
 
+def progress_note(store):
+    """One line while the semantic index is incomplete (a build is running or was cut
+    short), else None; and the share built."""
+    total, done = store.count("windows"), store.embedded_count()
+    if done >= total:
+        return None, 1.0
+    return (f"semantic index {done / total:.0%} built ({done:,} of {total:,} windows); "
+            f"ranking leans on keywords until it is done"), round(done / total, 3)
+
+
 def vector_ranking(store, qvec, n):
     """[(chunk id, distance)] best first; a long member's windows count once."""
-    if not store.window_count():      # nothing embedded yet (a first build just started)
+    if qvec is None or not store.embedded_count():     # nothing embedded yet
         return []
     if not os.access(store.folder, os.W_OK):
         # Chroma cannot open a read-only folder; the embedding cache holds the same vectors
         return sorted(distances_for(store, qvec).items(), key=lambda kv: kv[1])[:n]
-    _, distances, metadatas = store.collection.query(qvec.tolist(), n)
+    ids, distances = store.collection.query(qvec.tolist(), n)
     best = {}
-    for meta, dist in zip(metadatas, distances):
-        cid = meta["chunk"]
+    for wid, dist in zip(ids, distances):
+        cid = wid.rsplit(".", 1)[0]   # window id: chunk id + "." + its ordinal
         if cid not in best or dist < best[cid]:
             best[cid] = dist
     return sorted(best.items(), key=lambda kv: kv[1])
@@ -79,7 +94,8 @@ def fuse(rankings, rrf_k=RRF_K):
 
 
 def search(store, question, qvec, k=K, mode=MODE, path_glob=None):
-    """The k best chunks as dicts, best first, without overlapping duplicates."""
+    """The k best chunks as dicts, best first, without overlapping duplicates. qvec None
+    (no model yet): keywords only, without distances."""
     n = CANDIDATES * (4 if path_glob else 1)
     vector = vector_ranking(store, qvec, n) if mode != "lexical" else []
     lexical = lexical_ranking(store, question, n) if mode != "vector" else []
@@ -102,11 +118,11 @@ def search(store, question, qvec, k=K, mode=MODE, path_glob=None):
         if len(results) == k:
             break
     missing = [r["id"] for r in results if r["id"] not in distance]
-    if missing:
+    if missing and qvec is not None:
         distance.update(distances_for(store, qvec, missing))
     for r in results:
-        r["distance"] = round(distance.get(r["id"], 2.0), 4)
+        r["distance"] = round(distance.get(r["id"], 2.0), 4) if qvec is not None else None
         r["method"] = r["member"]
-        r["confident"] = r["distance"] <= CONFIDENT
+        r["confident"] = r["distance"] is not None and r["distance"] <= CONFIDENT
         del r["id"]
     return results

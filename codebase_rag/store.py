@@ -2,7 +2,6 @@
 lines, the keyword (FTS5) index and the embedding cache; Chroma (chroma.py) holds one
 vector per window. This is the only module that writes SQL.
 """
-import json
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -12,31 +11,48 @@ from .chroma import Vectors
 from .config import INDEX_DIRNAME
 from .errors import DamagedIndex, OldFormat, UsageError, damaged, warn
 
-# The index folder holds Chroma (one vector per window, with the member's metadata) and
-# index.sqlite: the file manifest, each chunk's text, the lexical (FTS5) index and an
-# embedding cache keyed by the hash of the embedded text.
+# index.sqlite holds the file manifest, each chunk's text and lines, the keyword (FTS5)
+# index, each chunk's windows (the texts the model reads) and an embedding cache keyed by
+# the hash of the embedded text (and the model's precision).
 #
-# Chroma and SQLite cannot share a transaction, so every write goes: (1) mark the files
-# dirty in SQLite, listing every id they may own in Chroma; (2) write Chroma; (3) commit
-# the new state in SQLite. A run killed anywhere leaves dirty rows, which the next run of
-# any kind repairs before anything else.
+# A build writes in two steps, so that keyword search works within seconds and semantic
+# search fills in as embedding goes on: (1) per batch of files, one SQLite transaction
+# replaces their chunks, keyword rows and windows (new windows are pending), and lists
+# their old window ids as doomed; (2) doomed ids are deleted from Chroma, then pending
+# windows get their vectors (first windows of every member before any later one) and are
+# upserted into Chroma, then marked embedded. Every step is idempotent: a run killed
+# anywhere leaves doomed and pending rows, which the next run of any kind finishes first.
 
-SCHEMA = """
+SCHEMA_VERSION = "3"          # bump when the tables change; older indexes need --rebuild
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,
-                                 sha TEXT, ids TEXT NOT NULL);
+                                 sha TEXT);
 CREATE TABLE IF NOT EXISTS chunks(rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, file TEXT,
     namespace TEXT, class TEXT, member TEXT, kind TEXT, start_line INTEGER, end_line INTEGER,
-    signature TEXT, text TEXT, vectors TEXT);
+    signature TEXT, text TEXT);
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file);
 CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(name, body, tokenize='porter unicode61');
+CREATE TABLE IF NOT EXISTS windows(id TEXT PRIMARY KEY, file TEXT, chunk TEXT,
+    ordinal INTEGER, key TEXT, text TEXT, embedded INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS windows_todo ON windows(embedded, ordinal);
+CREATE INDEX IF NOT EXISTS windows_file ON windows(file);
+CREATE INDEX IF NOT EXISTS windows_chunk ON windows(chunk);
+CREATE TABLE IF NOT EXISTS doomed(id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS vectors(key TEXT PRIMARY KEY, vec BLOB);
+INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
 """
-SCHEMA_VERSION = "2"          # bump when the tables change; older indexes need --rebuild
 CHUNK_FIELDS = ("id", "file", "namespace", "class", "member", "kind", "start_line",
                 "end_line", "signature", "text")
-WINDOW_FIELDS = ("file", "namespace", "class", "member", "kind", "start_line", "end_line")
 
+
+def marks(items):
+    return ",".join("?" * len(items))
+
+
+def parts(items, size=500):
+    items = list(items)
+    return (items[i:i + size] for i in range(0, len(items), size))
 
 
 INDEX_MARKER = ".codebase-rag-index"     # in every index folder: the tool owns what is in it
@@ -100,8 +116,7 @@ class Store:
                 self.db = sqlite3.connect(path, timeout=60)
                 self.db.execute("PRAGMA journal_mode=WAL")
             if create and not self.db.execute("SELECT 1 FROM sqlite_master").fetchone():
-                self.db.executescript(SCHEMA)
-                self.set_meta(schema=SCHEMA_VERSION)
+                self.db.executescript(f"BEGIN; {SCHEMA} COMMIT;")    # a reader sees all or none
             version = self.meta("schema")
         except sqlite3.DatabaseError as e:
             if "locked" in str(e):
@@ -133,60 +148,15 @@ class Store:
 
     writer = False                # set by the process that holds the writer lock
 
-    def window_count(self):
-        """Vectors the committed chunks own in Chroma."""
-        return self.db.execute("SELECT COALESCE(SUM(json_array_length(vectors)), 0) "
-                               "FROM chunks").fetchone()[0]
-
-    def windows(self):
-        """{window id: (cache key, Chroma metadata)} for every committed chunk."""
-        out = {}
-        for row in self.db.execute(f"SELECT {','.join(CHUNK_FIELDS)}, vectors FROM chunks"):
-            meta = dict(zip(CHUNK_FIELDS, row))
-            keys = json.loads(row[-1])
-            meta = {k: meta[k] for k in WINDOW_FIELDS} | {"chunk": meta["id"]}
-            for w, key in enumerate(keys):
-                out[f"{meta['chunk']}.{w}"] = (key, meta)
-        return out
-
-    def sync_vectors(self):
-        """Make Chroma hold exactly the committed windows, with vectors from the embedding
-        cache; a Chroma that cannot be read at all is made afresh. Returns what it did, or
-        None if Chroma was already in step. Call with the writer lock held."""
-        try:
-            if self.collection.count() == self.window_count():
-                return None
-            have = set(self.collection.get(embeddings=False)[0])
-            note = "it held another number of vectors than the chunks"
-        except DamagedIndex as e:
-            import shutil
-            self._collection = None
-            shutil.rmtree(self.folder / "chroma", ignore_errors=True)
-            have = set()
-            note = f"it was unreadable ({e.what})"
-        want = self.windows()
-        extra = sorted(have - set(want))
-        missing = sorted(set(want) - have)
-        cached = self.cached_vectors({want[w][0] for w in missing})
-        lost = {w for w in missing if want[w][0] not in cached}
-        if lost:                      # not in the cache: re-embed their files on this run
-            files = {want[w][1]["file"] for w in lost}
-            with self.db:
-                self.db.executemany("UPDATE files SET sha=NULL WHERE path=?", [(f,) for f in files])
-            missing = [w for w in missing if w not in lost]
-        for i in range(0, len(extra), 4000):
-            self.collection.delete(extra[i:i + 4000])
-        for i in range(0, len(missing), 4000):
-            part = missing[i:i + 4000]
-            self.collection.upsert(part, [cached[want[w][0]].tolist() for w in part],
-                                   [want[w][1] for w in part])
-        return f"{note}; restored {len(missing)} vectors from the embedding cache" + \
-            (f", removed {len(extra)} strays" if extra else "") + \
-            (f", {len(lost)} to re-embed" if lost else "")
-
     def count(self, table):
-        assert table in ("files", "chunks")
+        assert table in ("files", "chunks", "windows", "doomed")
         return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
+    def embedded_count(self):
+        return self.db.execute("SELECT COUNT(*) FROM windows WHERE embedded=1").fetchone()[0]
+
+    def integrity_problems(self):
+        return [r for (r,) in self.db.execute("PRAGMA integrity_check") if r != "ok"]
 
     # -- lookups for the search
     def lexical_search(self, match, name_weight, n):
@@ -197,21 +167,27 @@ class Store:
             (match, name_weight, n))]
 
     def window_vectors(self, chunk_ids=None):
-        """[(chunk id, vector blob)] for every window of the given chunks (or all chunks),
-        from the embedding cache."""
-        query = ("SELECT c.id, v.vec FROM chunks c, json_each(c.vectors) w "
-                 "JOIN vectors v ON v.key = w.value")
-        args = list(chunk_ids or ())
-        if chunk_ids is not None:
-            query += f" WHERE c.id IN ({','.join('?' * len(args))})"
-        return self.db.execute(query, args).fetchall()
+        """[(chunk id, vector blob)] for every window of the given chunks (or of all chunks)
+        whose vector is in the embedding cache."""
+        query = "SELECT w.chunk, v.vec FROM windows w JOIN vectors v ON v.key = w.key"
+        if chunk_ids is None:
+            return self.db.execute(query).fetchall()
+        return [row for part in parts(chunk_ids) for row in self.db.execute(
+            f"{query} WHERE w.chunk IN ({marks(part)})", part)]
 
     def chunk_rows(self, ids):
         """{chunk id: row dict} for the given ids."""
         ids = list(ids)
         return {r[0]: dict(zip(CHUNK_FIELDS, r)) for r in self.db.execute(
-            f"SELECT {','.join(CHUNK_FIELDS)} FROM chunks WHERE id IN ({','.join('?' * len(ids))})",
-            ids)}
+            f"SELECT {','.join(CHUNK_FIELDS)} FROM chunks WHERE id IN ({marks(ids)})", ids)}
+
+    def window_keys(self, ids=None):
+        """{window id: cache key} of the embedded windows (all, or the given ones)."""
+        query = "SELECT id, key FROM windows WHERE embedded=1"
+        if ids is None:
+            return dict(self.db.execute(query))
+        return {i: k for part in parts(ids) for i, k in self.db.execute(
+            f"{query} AND id IN ({marks(part)})", part)}
 
     # -- the manifest
     def manifest(self):
@@ -219,6 +195,7 @@ class Store:
                 self.db.execute("SELECT path, mtime_ns, size, sha FROM files")}
 
     def dirty_files(self):
+        """Files to read again at the next run (their windows' texts were lost)."""
         return [p for (p,) in self.db.execute("SELECT path FROM files WHERE sha IS NULL")]
 
     def touch(self, rel, st):
@@ -230,11 +207,9 @@ class Store:
     def cached_vectors(self, keys):
         import numpy as np
         found = {}
-        keys = list(keys)
-        for i in range(0, len(keys), 500):
-            part = keys[i:i + 500]
-            q = f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(part))})"
-            for key, blob in self.db.execute(q, part):
+        for part in parts(keys):
+            for key, blob in self.db.execute(
+                    f"SELECT key, vec FROM vectors WHERE key IN ({marks(part)})", part):
                 found[key] = np.frombuffer(blob, dtype=np.float32)
         return found
 
@@ -243,75 +218,130 @@ class Store:
             self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
                                 ((k, v.astype("float32").tobytes()) for k, v in items))
 
-    # -- writing files
-    def write(self, files):
-        """files: list of FileIndex; one with chunks=None is removed from the index.
-        Returns the chunks (added, updated, removed)."""
-        if not files:
-            return 0, 0, 0
-        paths = [f.rel for f in files]
-        old = {p: set(json.loads(ids)) for p, ids in self.db.execute(
-            f"SELECT path, ids FROM files WHERE path IN ({','.join('?' * len(paths))})", paths)}
-        changes = [0, 0, 0]
-        for f in files:
-            before = {i.rsplit(".", 1)[0] for i in old.get(f.rel, ())}
-            after = {r["id"] for r, _ in (f.chunks or ())}
-            changes = [changes[0] + len(after - before), changes[1] + len(after & before),
-                       changes[2] + len(before - after)]
-        with self.db:                                                  # (1) mark dirty
-            self.db.executemany(
-                "INSERT OR REPLACE INTO files VALUES (?, NULL, NULL, NULL, ?)",
-                [(f.rel, json.dumps(sorted(old.get(f.rel, set()) | f.window_ids())))
-                 for f in files])
-        upserts = [w for f in files for w in f.windows]               # (2) Chroma
-        self.collection.tune()
-        stale = sorted(set().union(*old.values()) - {w[0] for w in upserts}) if old else []
-        step = 4000
-        for i in range(0, len(upserts), step):
-            part = upserts[i:i + step]
-            self.collection.upsert([w[0] for w in part], [w[1] for w in part],
-                                   [w[2] for w in part])
-        for i in range(0, len(stale), step):
-            self.collection.delete(stale[i:i + step])
-        with self.db:                                                  # (3) commit
-            marks = ",".join("?" * len(paths))
-            self.db.execute(f"DELETE FROM lexical WHERE rowid IN "
-                            f"(SELECT rowid FROM chunks WHERE file IN ({marks}))", paths)
-            self.db.execute(f"DELETE FROM chunks WHERE file IN ({marks})", paths)
-            for f in files:
-                if f.chunks is None:
-                    self.db.execute("DELETE FROM files WHERE path=?", (f.rel,))
-                    continue
-                keys = {}                 # chunk id -> the cache keys of its windows' vectors
-                for wid, _, meta, key in f.windows:
-                    keys.setdefault(meta["chunk"], []).append(key)
-                for row, lex in f.chunks:
-                    cur = self.db.execute(
-                        f"INSERT INTO chunks({','.join(CHUNK_FIELDS)}, vectors) VALUES "
-                        f"({','.join('?' * (len(CHUNK_FIELDS) + 1))})",
-                        [row[k] for k in CHUNK_FIELDS] + [json.dumps(keys.get(row["id"], []))])
-                    self.db.execute("INSERT INTO lexical(rowid, name, body) VALUES (?, ?, ?)",
-                                    (cur.lastrowid, *lex))
-                self.db.execute("UPDATE files SET mtime_ns=?, size=?, sha=?, ids=? WHERE path=?",
-                                (f.mtime_ns, f.size, f.sha, json.dumps(sorted(f.window_ids())),
-                                 f.rel))
-        return tuple(changes)
-
     def forget_vectors(self):
-        """Empty the embedding cache (for a rebuild with another model)."""
+        """Empty the embedding cache (for a rebuild with another model or precision)."""
         with self.db:
             self.db.execute("DELETE FROM vectors")
 
-    def integrity_problems(self):
-        return [r for (r,) in self.db.execute("PRAGMA integrity_check") if r != "ok"]
+    # -- step 1: files in, their old windows doomed
+    def replace_files(self, files):
+        """One transaction: each FileIndex's chunks, keyword rows and (pending) windows
+        replace the file's old ones; chunks None removes the file. Returns the chunks
+        (added, updated, removed)."""
+        paths = [f.rel for f in files]
+        if not paths:
+            return 0, 0, 0
+        with self.db:
+            before = {}
+            for part in parts(paths):
+                for cid, path in self.db.execute(
+                        f"SELECT id, file FROM chunks WHERE file IN ({marks(part)})", part):
+                    before.setdefault(path, set()).add(cid)
+                self.db.execute(f"INSERT OR IGNORE INTO doomed SELECT id FROM windows "
+                                f"WHERE file IN ({marks(part)})", part)
+                self.db.execute(f"DELETE FROM windows WHERE file IN ({marks(part)})", part)
+                self.db.execute(f"DELETE FROM lexical WHERE rowid IN (SELECT rowid FROM chunks "
+                                f"WHERE file IN ({marks(part)}))", part)
+                self.db.execute(f"DELETE FROM chunks WHERE file IN ({marks(part)})", part)
+            changes = [0, 0, 0]
+            for f in files:
+                old, new = before.get(f.rel, set()), {r["id"] for r, _ in f.chunks or ()}
+                changes = [changes[0] + len(new - old), changes[1] + len(new & old),
+                           changes[2] + len(old - new)]
+                if f.chunks is None:
+                    self.db.execute("DELETE FROM files WHERE path=?", (f.rel,))
+                    continue
+                for row, lexical in f.chunks:
+                    cur = self.db.execute(
+                        f"INSERT INTO chunks({','.join(CHUNK_FIELDS)}) VALUES "
+                        f"({marks(CHUNK_FIELDS)})", [row[k] for k in CHUNK_FIELDS])
+                    self.db.execute("INSERT INTO lexical(rowid, name, body) VALUES (?, ?, ?)",
+                                    (cur.lastrowid, *lexical))
+                self.db.executemany(
+                    "INSERT INTO windows(id, file, chunk, ordinal, key, text) VALUES (?,?,?,?,?,?)",
+                    [(wid, f.rel, cid, ordinal, key, text)
+                     for wid, cid, ordinal, key, text in f.windows])
+                self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
+                                (f.rel, f.mtime_ns, f.size, f.sha))
+        return tuple(changes)
+
+    # -- step 2: Chroma follows
+    def delete_doomed(self):
+        """Delete the doomed window ids from Chroma (before anything is upserted again)."""
+        ids = [i for (i,) in self.db.execute("SELECT id FROM doomed")]
+        if not ids:
+            return
+        if (self.folder / "chroma" / "chroma.sqlite3").is_file():
+            for part in parts(ids, 4000):
+                self.collection.delete(part)
+        with self.db:
+            self.db.execute("DELETE FROM doomed")
+
+    def pending_windows(self, limit):
+        """[(window id, cache key, text)] of windows without a vector in Chroma: every
+        member's first window before any later one, then in file order."""
+        return self.db.execute("SELECT id, key, text FROM windows WHERE embedded=0 "
+                               "ORDER BY ordinal, rowid LIMIT ?", (limit,)).fetchall()
+
+    def first_windows_pending(self):
+        """Whether some member has no vector yet."""
+        return self.db.execute("SELECT 1 FROM windows WHERE embedded=0 AND ordinal=0 "
+                               "LIMIT 1").fetchone() is not None
+
+    def upsert_windows(self, ids, vectors):
+        """Give these windows their vectors in Chroma, then mark them embedded."""
+        if not ids:
+            return
+        self.collection.tune()
+        self.collection.upsert(list(ids), [v.tolist() for v in vectors], None)
+        with self.db:
+            self.db.executemany("UPDATE windows SET embedded=1, text=NULL WHERE id=?",
+                                [(i,) for i in ids])
+
+    def reread(self, window_ids):
+        """Windows pending without text or cached vector (a repair lost both): their files
+        are read again at the next run."""
+        with self.db:
+            for part in parts(window_ids):
+                self.db.execute(f"UPDATE files SET sha=NULL WHERE path IN "
+                                f"(SELECT file FROM windows WHERE id IN ({marks(part)}))", part)
+                self.db.execute(f"DELETE FROM windows WHERE id IN ({marks(part)})", part)
+
+    def sync_vectors(self):
+        """The cheap check: Chroma holds as many vectors as there are embedded windows. If
+        not, strays are deleted and missing windows marked pending again (their vectors come
+        back from the cache); a Chroma that cannot be read is made afresh. Returns what it
+        did, or None. Call with the writer lock held."""
+        done = self.embedded_count()
+        try:
+            if not (self.folder / "chroma" / "chroma.sqlite3").is_file() and not done:
+                return None
+            if self.collection.count() == done:
+                return None
+            have = set(self.collection.get(embeddings=False)[0])
+            note = "it held another number of vectors than the windows"
+        except DamagedIndex as e:
+            import shutil
+            self._collection = None
+            shutil.rmtree(self.folder / "chroma", ignore_errors=True)
+            have = set()
+            note = f"it was unreadable ({e.what})"
+        want = set(self.window_keys())
+        extra, missing = sorted(have - want), sorted(want - have)
+        for part in parts(extra, 4000):
+            self.collection.delete(part)
+        with self.db:
+            for part in parts(missing):
+                self.db.execute(f"UPDATE windows SET embedded=0 WHERE id IN ({marks(part)})", part)
+        return f"{note}; {len(missing):,} windows to restore" + \
+            (f", {len(extra):,} strays removed" if extra else "")
 
     def drop(self):
-        """For --rebuild: forget every file and chunk (the embedding cache stays)."""
+        """For --rebuild: forget every file, chunk and window (the embedding cache stays)."""
         import shutil
         with self.db:
-            self.db.execute("DELETE FROM files")
-            self.db.execute("DELETE FROM chunks")
-            self.db.execute("DELETE FROM lexical")
+            for table in ("files", "chunks", "lexical", "windows", "doomed"):
+                self.db.execute(f"DELETE FROM {table}")
         shutil.rmtree(self.folder / "chroma", ignore_errors=True)
         self._collection = None
 
@@ -348,7 +378,4 @@ class FileIndex:
     size: int = None
     sha: str = None
     chunks: list = None        # [(row dict, lexical text)]; None: remove the file
-    windows: list = ()         # [(id, vector, metadata, cache key)]
-
-    def window_ids(self):
-        return {w[0] for w in self.windows}
+    windows: list = ()         # [(window id, chunk id, ordinal, cache key, text)]

@@ -13,8 +13,13 @@ from .config import HEADER_PARTS, HEADER_TOKENS, MAX_TOKENS
 
 
 def text_key(text):
-    """Embedding-cache key: the same text always has the same vector."""
+    """The hash of a text: a file's identity, and (for fp32) an embedding's cache key."""
     return hashlib.sha1(text.encode()).hexdigest()
+
+
+def cache_key(text, precision="fp32"):
+    """Embedding-cache key: the same text at the same precision has the same vector."""
+    return text_key(text if precision == "fp32" else f"{precision}\n{text}")
 
 
 def split_identifiers(text):
@@ -28,8 +33,10 @@ def chunk_header(rel, c, parts=HEADER_PARTS):
     """What the model reads before each window of a chunk's code: where it lives, what it
     is, and its doc comment, e.g. "src/Energy.cs | Game.EnergySystem | method RefillTimers
     (refill timers)"."""
-    fields = {"path": rel, "owner": ".".join(p for p in (c.namespace, c.cls) if p),
-              "name": f"{c.kind} {c.member} ({split_identifiers(c.member).lower()})"}
+    owner = ".".join(p for p in (c.namespace, c.cls) if p)
+    fields = {"path": rel, "owner": owner,
+              "name": f"{c.kind} {c.member} ({split_identifiers(c.member).lower()})",
+              "qualified": ".".join(p for p in (owner, c.member) if p)}
     line = " | ".join(v for k, v in fields.items() if k in parts)
     return "\n".join(x for x in (line, c.doc if "doc" in parts else "") if x)
 
@@ -46,9 +53,10 @@ def chunk_text(lines, c):
     return "\n".join(lines[c.start_line - 1:c.end_line])
 
 
-def windows(header, body, count_tokens):
+def windows(header, body, count_tokens, later_header=None):
     """Cut header+body into texts that each fit the model: the header, then as many
-    whole lines of the body as fit (a line too long for any window is cut in pieces)."""
+    whole lines of the body as fit (a line too long for any window is cut in pieces).
+    later_header, if given, leads every window after the first instead."""
     budget = MAX_TOKENS - 2
     head_tokens = count_tokens([header])[0]
     first, _, doc = header.partition("\n")
@@ -56,7 +64,10 @@ def windows(header, body, count_tokens):
         doc = doc[:int(len(doc) * HEADER_TOKENS / head_tokens) - 1].rstrip()
         header = "\n".join(x for x in (first, doc) if x)
         head_tokens = count_tokens([header])[0]
-    room = max(budget - head_tokens, 32)
+    later_header = later_header or header
+    rooms = [max(budget - n, 32) for n in
+             (head_tokens, count_tokens([later_header])[0] if later_header != header else head_tokens)]
+    room = min(rooms)                             # a line longer than this is cut in pieces
     body_lines = body.split("\n")
     sizes = count_tokens(body_lines)
     for i in reversed([i for i, size in enumerate(sizes) if size >= room]):
@@ -66,14 +77,14 @@ def windows(header, body, count_tokens):
     out, current, used = [], [], 0
     for line, size in zip(body_lines, sizes):
         size += 1                         # the newline
-        if current and used + size > room:
+        if current and used + size > rooms[bool(out)]:
             out.append(current)
             current, used = [], 0
         current.append(line)
         used += size
     if current or not out:
         out.append(current)
-    return [header + "\n" + "\n".join(w) for w in out]
+    return [(later_header if n else header) + "\n" + "\n".join(w) for n, w in enumerate(out)]
 
 
 # -- the keyword index

@@ -21,12 +21,12 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 @pytest.fixture(scope="session")
 def onnx_export(tmp_path_factory):
     """The ONNX export of the packaged model, made once per test session with the real
-    exporter; each index gets a copy, as if it had made it itself."""
-    from codebase_rag.embed import TorchEmbedder, packaged_model_dir, resolve_model
+    exporter (and quantizer); each index gets a copy, as if it had made it itself."""
+    from codebase_rag.embed import export_onnx, packaged_model_dir, resolve_model
     folder = tmp_path_factory.mktemp("onnx")
     model_path, _ = resolve_model()
     assert Path(model_path) == packaged_model_dir(), "tests need the packaged model"
-    TorchEmbedder(model_path).export_onnx(folder)
+    export_onnx(model_path, folder, "int8")       # fp32 and its int8 copy: either precision
     return folder
 
 
@@ -83,8 +83,8 @@ def sample_tree(tmp_path):
 
 
 def snapshot(db):
-    """Everything an index holds, in a comparable form: Chroma's ids, metadata and
-    vectors, and SQLite's files, chunks and lexical rows."""
+    """Everything an index holds, in a comparable form: Chroma's ids and vectors, and
+    SQLite's files, chunks, keyword rows and windows (what is left to do included)."""
     import chromadb
     from chromadb.api.shared_system_client import SharedSystemClient
     from chromadb.config import Settings
@@ -92,20 +92,22 @@ def snapshot(db):
     SharedSystemClient.clear_system_cache()      # the index may have been rebuilt since
     client = chromadb.PersistentClient(path=str(Path(db) / "chroma"),
                                        settings=Settings(anonymized_telemetry=False))
-    got = client.get_collection("chunks").get(include=["metadatas", "embeddings"])
+    got = client.get_collection("chunks").get(include=["embeddings"])
     vectors = {i: np.asarray(e) for i, e in zip(got["ids"], got["embeddings"])}
-    chroma = sorted(zip(got["ids"], [json.dumps(m, sort_keys=True) for m in got["metadatas"]]))
     del client
     con = sqlite3.connect(Path(db) / "index.sqlite")
-    files = sorted(con.execute("SELECT path, sha, ids FROM files"))
+    files = sorted(con.execute("SELECT path, sha FROM files"))
     chunks = sorted(con.execute("SELECT id, file, namespace, class, member, kind, start_line, "
-                                "end_line, signature, text, vectors FROM chunks"))
+                                "end_line, signature, text FROM chunks"))
     lexical = sorted(con.execute("SELECT c.id, l.name, l.body FROM lexical l "
                                  "JOIN chunks c ON c.rowid = l.rowid"))
-    lexical_rows = con.execute("SELECT COUNT(*) FROM lexical").fetchone()[0]
+    windows = sorted(con.execute("SELECT id, file, chunk, ordinal, key, text, embedded "
+                                 "FROM windows"))
+    counts = con.execute("SELECT (SELECT COUNT(*) FROM lexical), (SELECT COUNT(*) FROM doomed)"
+                         ).fetchone()
     con.close()
-    return dict(chroma=chroma, files=files, chunks=chunks, lexical=lexical,
-                lexical_rows=lexical_rows), vectors
+    return dict(chroma=sorted(vectors), files=files, chunks=chunks, lexical=lexical,
+                windows=windows, lexical_and_doomed_rows=counts), vectors
 
 
 def assert_same_index(db, fresh_db):
@@ -143,3 +145,20 @@ class WordEmbedder:
 @pytest.fixture
 def word_embedder():
     return WordEmbedder()
+
+
+def network_guard(folder):
+    """A PYTHONPATH entry whose sitecustomize makes every internet connection fail loudly
+    and logs it to folder/attempts.log."""
+    guard = folder / "guard"
+    guard.mkdir()
+    (guard / "sitecustomize.py").write_text(
+        "import socket\n"
+        "_connect = socket.socket.connect\n"
+        "def connect(self, address):\n"
+        "    if self.family in (socket.AF_INET, socket.AF_INET6):\n"
+        "        open(%r, 'a').write(repr(address) + '\\n')\n"
+        "        raise OSError('network disabled by test')\n"
+        "    return _connect(self, address)\n"
+        "socket.socket.connect = connect\n" % str(folder / "attempts.log"))
+    return str(guard)

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT, SAMPLE
+from conftest import ROOT, SAMPLE, network_guard
 
 QUESTIONS = json.loads((SAMPLE / "questions.json").read_text())
 
@@ -172,20 +172,9 @@ def test_onnx_vectors_match_sentence_transformers(onnx_export):
 def test_no_network_connection_is_ever_attempted(cli, sample_tree, tmp_path):
     """Index (with the torch path and the ONNX export) and query with every internet
     socket connection made to fail loudly."""
-    guard = tmp_path / "guard"
-    guard.mkdir()
-    (guard / "sitecustomize.py").write_text(
-        "import socket\n"
-        "_connect = socket.socket.connect\n"
-        "def connect(self, address):\n"
-        "    if self.family in (socket.AF_INET, socket.AF_INET6):\n"
-        "        open(%r, 'a').write(repr(address) + '\\n')\n"
-        "        raise OSError('network disabled by test')\n"
-        "    return _connect(self, address)\n"
-        "socket.socket.connect = connect\n" % str(tmp_path / "attempts.log"))
     home = tmp_path / "home"          # where onnxruntime's telemetry would keep its state
     home.mkdir()
-    env = {"PYTHONPATH": str(guard), "HOME": str(home)}
+    env = {"PYTHONPATH": network_guard(tmp_path), "HOME": str(home)}
     db = tmp_path / "db"
     cli.run("index.py", "--source", sample_tree, "--db", db, env=env)      # exports ONNX too
     cli.run("query.py", "--db", db, "refill energy timers", env=env)

@@ -2,7 +2,7 @@
 real index (SQLite and Chroma) of a tiny tree."""
 import pytest
 
-from codebase_rag.indexer import index_tree
+from codebase_rag.runs import index_tree
 from codebase_rag.search import fuse, search
 from codebase_rag.store import Store
 

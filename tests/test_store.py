@@ -12,8 +12,14 @@ from codebase_rag.store import (FileIndex, Store, claim_index_folder, open_store
                                 owned)
 
 
+def vector_of(member):
+    vec = np.random.default_rng(abs(hash(member)) % 2**32).standard_normal(384)
+    return (vec / np.linalg.norm(vec)).astype(np.float32)
+
+
 def file_index(rel, members, sha="sha"):
-    """A FileIndex for a file with the given member names, one window each, vector per name."""
+    """A FileIndex for a file with the given member names: one window each, whose cache
+    key names the member."""
     chunks, windows = [], []
     for ordinal, member in enumerate(members):
         cid = f"{rel}#{ordinal}"
@@ -21,14 +27,8 @@ def file_index(rel, members, sha="sha"):
                    kind="method", start_line=ordinal * 10 + 1, end_line=ordinal * 10 + 5,
                    signature=f"void {member}()", text=f"void {member}() {{ }}")
         chunks.append((row, (member, row["text"])))
-        vec = np.random.default_rng(abs(hash(member)) % 2**32).standard_normal(384)
-        vec = (vec / np.linalg.norm(vec)).astype(np.float32)
-        meta = {k: row[k] for k in ("file", "namespace", "class", "member", "kind",
-                                    "start_line", "end_line")} | {"chunk": cid}
-        windows.append((f"{cid}.0", vec.tolist(), meta, f"key-{member}"))
-    f = FileIndex(rel, 1, 1, sha, chunks)
-    f.windows = windows
-    return f
+        windows.append((f"{cid}.0", cid, 0, f"key-{member}", f"method {member}"))
+    return FileIndex(rel, 1, 1, sha, chunks, windows)
 
 
 @pytest.fixture
@@ -40,8 +40,13 @@ def store(tmp_path):
 
 
 def write(store, *files):
-    store.cache_vectors((w[3], np.asarray(w[1], dtype=np.float32)) for f in files for w in f.windows)
-    return store.write(list(files))
+    """Both steps of a build, with vectors made up for each member."""
+    changes = store.replace_files(list(files))
+    store.delete_doomed()
+    pending = store.pending_windows(1000)
+    store.cache_vectors((key, vector_of(key)) for _, key, _ in pending)
+    store.upsert_windows([w for w, _, _ in pending], [vector_of(k) for _, k, _ in pending])
+    return changes
 
 
 def chroma_ids(store):
@@ -79,45 +84,70 @@ def test_a_write_replaces_a_files_chunks_and_vectors_whole(store):
     assert chroma_ids(store) == ["A.cs#0.0", "B.cs#0.0"]
     assert write(store, FileIndex("B.cs")) == (0, 0, 1)              # removed
     assert chroma_ids(store) == ["A.cs#0.0"] and list(store.manifest()) == ["A.cs"]
-    assert store.window_count() == 1 and store.count("chunks") == 1
+    assert store.embedded_count() == 1 and store.count("chunks") == 1
     assert store.lexical_search('"load"', 8.0, 10) == ["A.cs#0"]
     assert store.lexical_search('"save"', 8.0, 10) == []
 
 
-def test_a_write_killed_between_chroma_and_sqlite_is_repaired_by_the_next(store, monkeypatch):
+def test_new_windows_wait_and_first_windows_go_first(store):
+    f = file_index("A.cs", ["Load", "Save"])
+    f.windows.append(("A.cs#0.1", "A.cs#0", 1, "key-Load-2", "method Load, later lines"))
+    store.replace_files([f])
+    assert store.count("windows") == 3 and store.embedded_count() == 0
+    assert store.lexical_search('"save"', 8.0, 10) == ["A.cs#1"]  # keywords work at once
+    assert [w for w, _, _ in store.pending_windows(10)] == ["A.cs#0.0", "A.cs#1.0", "A.cs#0.1"]
+    assert store.first_windows_pending()
+    store.upsert_windows(["A.cs#0.0", "A.cs#1.0"], [vector_of("a"), vector_of("b")])
+    assert not store.first_windows_pending() and store.embedded_count() == 2
+
+
+def test_a_write_killed_midway_is_finished_by_the_next(store, monkeypatch):
     write(store, file_index("A.cs", ["Load", "Save"]))
 
     def crash(*args):
         raise KeyboardInterrupt               # as if killed while Chroma was written
     monkeypatch.setattr(type(store.collection), "delete", crash)
+    store.replace_files([file_index("A.cs", ["Load"], sha="sha2")])
     with pytest.raises(KeyboardInterrupt):
-        write(store, file_index("A.cs", ["Load"], sha="sha2"))
+        store.delete_doomed()
     monkeypatch.undo()
-    assert store.dirty_files() == ["A.cs"]     # the next run of any kind re-indexes it
-    write(store, file_index("A.cs", ["Load"], sha="sha2"))
-    assert store.dirty_files() == [] and chroma_ids(store) == ["A.cs#0.0"]
+    assert store.count("doomed") == 2 and store.count("windows") == 1
+    write(store)                              # the next run of any kind finishes the work
+    assert store.count("doomed") == 0 and chroma_ids(store) == ["A.cs#0.0"]
 
 
 # ----------------------------------------------------------------------------- repair
 def test_a_lost_chroma_is_refilled_from_the_embedding_cache(store, tmp_path):
     import shutil
     write(store, file_index("A.cs", ["Load", "Save"]), file_index("B.cs", ["Run"]))
-    before = store.collection.get(["A.cs#1.0"])[2][0]
     shutil.rmtree(tmp_path / "db" / "chroma")
     store._collection = None
-    assert "restored 3 vectors" in store.sync_vectors()
+    assert "3 windows to restore" in store.sync_vectors()
+    assert store.embedded_count() == 0
+    write(store)                              # their vectors come back from the cache
     assert chroma_ids(store) == ["A.cs#0.0", "A.cs#1.0", "B.cs#0.0"]
-    assert np.allclose(store.collection.get(["A.cs#1.0"])[2][0], before)
+    assert np.allclose(store.collection.get(["A.cs#1.0"])[1][0], vector_of("key-Save"))
     assert store.sync_vectors() is None        # in step now: nothing to do
 
 
 def test_stray_vectors_are_removed_and_missing_ones_restored(store):
     write(store, file_index("A.cs", ["Load", "Save"]))
     store.collection.delete(["A.cs#1.0"])
-    store.collection.upsert(["Gone.cs#0.0", "Gone.cs#1.0"], [[1.0] + [0.0] * 383] * 2,
-                            [{"chunk": "Gone.cs#0"}] * 2)
-    assert "removed 2 strays" in store.sync_vectors()
+    store.collection.upsert(["Gone.cs#0.0", "Gone.cs#1.0"], [[1.0] + [0.0] * 383] * 2, None)
+    assert "2 strays removed" in store.sync_vectors()
+    write(store)
     assert chroma_ids(store) == ["A.cs#0.0", "A.cs#1.0"]
+
+
+def test_a_window_with_neither_text_nor_cached_vector_sends_its_file_back(store):
+    write(store, file_index("A.cs", ["Load"]))
+    store.forget_vectors()
+    store.collection.delete(["A.cs#0.0"])
+    store.sync_vectors()                      # pending again, its text long gone
+    [(wid, key, text)] = store.pending_windows(10)
+    assert text is None and not store.cached_vectors([key])
+    store.reread([wid])
+    assert store.dirty_files() == ["A.cs"] and store.count("windows") == 0
 
 
 def test_an_old_format_is_rebuilt_keeping_the_embedding_cache(store, tmp_path, capsys):

@@ -1,0 +1,254 @@
+"""Runs: a whole tree (in the foreground, or detached in the background), a few files, a
+hook's event; and what --status says about them."""
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from .chunkers import EXTENSIONS
+from .config import HOOK_WAIT, INDEX_DIRNAME, PRECISION
+from .embed import resolve_model, resolve_precision
+from .errors import DamagedIndex, OldFormat, UsageError, warn
+from .indexer import Indexer, chunk_file, stat_or_none, write_under_lock
+from .lock import is_locked, queue_pending
+from .store import Store, claim_index_folder, find_index, open_store_afresh
+from .walk import Ignore, inside, read_source, walk
+
+
+def locate(source, db):
+    """(source root, index folder) for a full run. Inside an indexed tree, with neither a
+    source nor a db given, it is that tree's index, as query.py would find it."""
+    if source is None and db is None:
+        found = find_index(os.getcwd())
+        if found is not None:
+            return found.parent, found
+    root = Path(source or ".").resolve()
+    if not root.is_dir():
+        raise UsageError(f"source directory not found: {source}")
+    return root, Path(db).resolve() if db else root / INDEX_DIRNAME
+
+
+def open_for_write(db, source, model, rebuild=False):
+    """The Store for source (created if needed), checked against its model and root. A
+    tree moved together with its index (in its default place) is simply the new root."""
+    claim_index_folder(db)
+    try:
+        store = Store(db, create=True)
+    except (OldFormat, DamagedIndex) as e:
+        if not rebuild:
+            raise
+        store = open_store_afresh(db, str(e).split(";")[0])
+    model_path, model_id = resolve_model(model)
+    root = str(Path(source).resolve())
+    known_model, known_root = store.meta("model"), store.meta("source")
+    in_tree = Path(db) == Path(root) / INDEX_DIRNAME    # moves along with its tree
+    if known_model and known_model != model_id and not rebuild:
+        raise UsageError(f"the index at {db} was built with {known_model}, not {model_id}; "
+                         f"use --rebuild to start over with the new model")
+    if known_root and known_root != root and not rebuild and not in_tree:
+        raise UsageError(f"the index at {db} belongs to {known_root}; "
+                         f"use --db to put the index for {root} elsewhere, or --rebuild")
+    known_precision = store.meta("precision")
+    asked = PRECISION if PRECISION != "auto" else None
+    if known_precision and asked and asked != known_precision and not rebuild:
+        raise UsageError(f"the index at {db} holds {known_precision} vectors, and an index never "
+                         f"mixes two precisions; use --rebuild to switch it to {asked}")
+    precision = resolve_precision(None if rebuild and asked else known_precision)
+    if known_model and known_model != model_id:     # --rebuild with another model
+        store.forget_vectors()
+    if known_model and (known_model != model_id or known_precision != precision):
+        import shutil
+        shutil.rmtree(store.model_dir, ignore_errors=True)
+    store.set_meta(model=model_id, source=root, in_tree="1" if in_tree else "0",
+                   precision=precision)
+    return store
+
+
+def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True,
+               embedder=None, detached=False):
+    """Index (or refresh) a whole tree; returns its summary line. detached: a background
+    build, which leaves the work to a build already running."""
+    source, db = locate(source, db)
+    started = time.time()
+    store = open_for_write(db, source, model, rebuild)
+    store.set_meta(excludes=json.dumps(list(excludes)))
+    ignore = Ignore(source, excludes, EXTENSIONS)
+    indexer = Indexer(store, source, ignore, model, progress, embedder)
+    indexer.rebuild = rebuild
+    work = {rel: st for rel, _, st in walk(source, ignore)}
+    indexer.walked = set(work)
+    work.update({rel: None for rel in store.manifest() if rel not in work})
+    # detached, leave the work to a build that holds the lock (not to a --status that
+    # holds it for a moment to see whether one does)
+    if not write_under_lock(store, indexer, work, wait=5 if detached else None, record=True):
+        return f"another build of {db} is running; it will pick up every change"
+    s = indexer.stats
+    return (f"indexed {source}: {len(work)} files ({s['files']} changed), chunks "
+            f"+{s['added']} ~{s['updated']} -{s['removed']} (total {store.count('chunks')}), "
+            f"{s['embedded']} windows embedded, {s['cached']} from cache "
+            f"({store.meta('precision')}), {time.time() - started:.1f}s")
+
+
+def dry_run(source, excludes=()):
+    """Yield (relative path, Chunk) for every chunk a build would index; embed nothing."""
+    source, _ = locate(source, None)
+    for rel, path, _ in walk(source, Ignore(source, excludes, EXTENSIONS)):
+        text = read_source(path)
+        for c in (chunk_file(rel, text) or ()) if text is not None else ():
+            yield rel, c
+
+
+def chunk_record(rel, c):
+    """A chunk as --dry-run --json prints it."""
+    row = asdict(c)
+    row["class"] = row.pop("cls")
+    return {"file": rel, **row}
+
+
+def store_for_file(path, db=None, cwd=None):
+    """(store, source root, relative path) for a file, or None if no index covers it, or
+    if it lies outside the indexed tree (after resolving '..' and symlinks)."""
+    path = os.path.normpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(path)))
+    folder = Path(db) if db else find_index(Path(path).parent)
+    if folder is None or not (Path(folder) / "index.sqlite").is_file():
+        return None
+    store = Store(folder)
+    root = Path(store.meta("source", ""))
+    if store.meta("in_tree") == "1":
+        root = Path(folder).absolute().parent       # wherever the tree has moved since
+    for base in dict.fromkeys((str(root), os.path.realpath(root))):
+        if path.startswith(base.rstrip(os.sep) + os.sep) and inside(path, root):
+            return store, root, Path(os.path.relpath(path, base)).as_posix()
+    return None
+
+
+def reindex_files(paths, db=None, model=None, wait=None, progress=True, cwd=None):
+    """Re-index the given files in whatever index covers each. Returns the stats of each
+    index written. With wait set (a hook), paths no index covers are skipped silently."""
+    groups = {}
+    for p in paths:
+        found = store_for_file(p, db, cwd)
+        if found is None:
+            if wait is None:
+                raise UsageError(f"no index covers {p}, or it lies outside the indexed tree; "
+                                 f"run index.py in its source tree first")
+            continue
+        store, root, rel = found
+        groups.setdefault(str(store.folder), (store, root, set()))[2].add(rel)
+    done = []
+    for store, root, rels in groups.values():
+        claim_index_folder(store.folder)
+        if store.meta("source") != str(root):
+            store.set_meta(source=str(root))
+        ignore = Ignore(root, json.loads(store.meta("excludes", "[]")), EXTENSIONS)
+        indexer = Indexer(store, root, ignore, model or store.meta("model"), progress)
+        if store.meta("model") != indexer.model_id:
+            raise UsageError(f"the index at {store.folder} was built with "
+                             f"{store.meta('model')}, not {indexer.model_id}")
+        work = {rel: stat_or_none(root / rel) for rel in rels}
+        indexer.model.preload()
+        if wait is not None:
+            queue_pending(store.folder, rels)
+            work = {}
+        if write_under_lock(store, indexer, work, wait):
+            done.append(indexer.stats)
+        else:
+            warn(f"index busy; {len(rels)} file(s) queued for the running indexer")
+    return done
+
+
+HOOK_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+
+
+def handle_hook(event, db=None, model=None):
+    """A Claude Code PostToolUse event (parsed JSON): re-index the file it edited."""
+    if not isinstance(event, dict) or event.get("tool_name", "Edit") not in HOOK_TOOLS:
+        return
+    tool_input = event.get("tool_input") or {}
+    path = tool_input.get("file_path") or tool_input.get("notebook_path")
+    if not isinstance(path, str) or not path.endswith(EXTENSIONS):
+        return
+    path = path.replace("\\", "/")
+    cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
+    reindex_files([path], db, model, wait=HOOK_WAIT, progress=False, cwd=cwd)
+
+
+# ----------------------------------------------------------------------------- background
+LOG = "build.log"
+
+
+def start_background(source, db, excludes=(), model=None):
+    """Start (or leave running) a detached build of the tree; returns at once with one line.
+    The build runs in a session of its own, so killing the hook or terminal that started it
+    does not stop it; its output goes to build.log in the index folder."""
+    source, db = locate(source, db)
+    claim_index_folder(db)
+    if is_locked(db):
+        return f"a build of {db} is already running; see: python index.py --status"
+    Store(db, create=True).set_meta(build_state="starting", build_started=f"{time.time():.1f}")
+    log = Path(db) / LOG
+    if log.is_file() and log.stat().st_size > 1_000_000:
+        os.replace(log, log.with_suffix(".log.1"))
+    command = [sys.executable, str(Path(__file__).resolve().parents[1] / "index.py"),
+               "--source", str(source), "--db", str(db), "--quiet", "--detached"]
+    command += [f"--exclude={glob}" for glob in excludes]
+    command += ["--model", model] if model else []
+    with open(log, "a") as out:
+        out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} background build of {source}\n")
+        out.flush()
+        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out,
+                                 stderr=subprocess.STDOUT, start_new_session=True,
+                                 close_fds=True)
+    return (f"building {source} in the background (pid {child.pid}); queries work meanwhile; "
+            f"see: python index.py --status")
+
+
+# ----------------------------------------------------------------------------- status
+def status(db):
+    """What --status prints: built or building, progress, time left, the last error."""
+    if not (Path(db) / "index.sqlite").is_file():
+        raise UsageError(f"no codebase-rag index at {db}; create one with: python index.py")
+    store = Store(db)
+    meta = dict(store.db.execute("SELECT key, value FROM meta"))
+    total, done = store.count("windows"), store.embedded_count()
+    running = is_locked(db)
+    state = meta.get("build_state") or ("built" if store.count("files") else "not built yet")
+    started = float(meta.get("build_started", 0) or 0)
+    if running:
+        state = "building"
+    elif state == "starting" and time.time() - started > 60 or state == "building":
+        state = "interrupted (the next index.py run finishes it)"
+    lines = [f"{state}: {db} ({meta.get('precision', 'fp32')}), {store.count('files'):,} files, "
+             f"{store.count('chunks'):,} chunks"]
+    left = total - done
+    line = f"windows: {done:,} of {total:,} embedded ({done / total:.0%})" if total else \
+        "windows: none yet"
+    rate = float(meta.get("embed_rate", 0) or 0)
+    if left:
+        line += f", {left:,} left" + (f", about {duration(left / rate)} at {rate:.1f} windows/s"
+                                      if rate and running else "")
+    lines.append(line)
+    if running and started:
+        lines.append(f"running for {duration(time.time() - started)}")
+    elif meta.get("build_finished") and state == "built":
+        lines.append(f"last build finished {time.strftime('%Y-%m-%d %H:%M', time.localtime(float(meta['build_finished'])))}"
+                     f", in {duration(float(meta['build_finished']) - started)}")
+    if meta.get("members_covered_after"):
+        lines.append(f"every member had a vector {duration(float(meta['members_covered_after']))} "
+                     f"into the build")
+    if meta.get("last_error"):
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(meta.get("last_error_at", 0))))
+        lines.append(f"last error ({when}): {meta['last_error']}")
+    return "\n".join(lines)
+
+
+def duration(seconds):
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m {seconds % 60:02d}s"
+    return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
