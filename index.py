@@ -21,7 +21,7 @@ from codebase_rag import config
 from codebase_rag.check import check_index, describe
 from codebase_rag.errors import ArgParser, UsageError, one_line, report, warn
 from codebase_rag.runs import (chunk_record, dry_run, handle_hook, index_tree, locate,
-                               reindex_files, start_background, status)
+                               push_only, reindex_files, start_background, status)
 
 
 def parse_args(argv):
@@ -56,6 +56,10 @@ def parse_args(argv):
                    help="say whether the index is built or building, how far, how long is "
                         "left, and the last error")
     p.add_argument("--detached", action="store_true", help=argparse.SUPPRESS)
+    p.add_setting("SERVER", metavar="URL")
+    p.add_argument("--push-only", action="store_true",
+                   help="with --server: embed the tree into the team cache and keep no local "
+                        "index (a CI job that warms the cache for every clone)")
     p.add_argument("--check", action="store_true",
                    help="verify the index (SQLite integrity, model files and hashes, vectors "
                         "against chunks); one line per problem, exit 1 if any")
@@ -82,8 +86,11 @@ def run(args):
                   f"{rel}:{c.start_line}-{c.end_line}  {c.kind:<12} "
                   f"{'.'.join(p for p in (c.cls, c.member) if p)}")
         return 0
+    if args.push_only:
+        print(push_only(args.source, args.server, args.exclude, args.model, not args.quiet))
+        return 0
     if args.background:
-        print(start_background(args.source, args.db, args.exclude, args.model))
+        print(start_background(args.source, args.db, args.exclude, args.model, args.server))
         return 0
     if args.status:
         print(status(locate(args.source, args.db)[1]))
@@ -97,7 +104,7 @@ def run(args):
             print(f"index OK: {db}: {describe(db)}")
         return 1 if problems else 0
     print(index_tree(args.source, args.db, args.model, args.exclude, args.rebuild,
-                     progress=not args.quiet, detached=args.detached))
+                     progress=not args.quiet, detached=args.detached, server=args.server))
     return 0
 
 

@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""Retrieval quality, lever by lever, on the eval kit in ../shared/eval/.
+"""Retrieval quality, lever by lever, on both dev sets of the eval kit (../shared/eval/):
+the natural-language questions (dev-nl-osu, against the original osu tree) and the doc
+summaries (dev-ppy__osu, against the stripped corpus), per kind for the first.
 
-Runs the kit's harness (run_eval.py) on a snapshot of this checkout once per variant and
-prints a Markdown table (R@1/5/10, MRR@10, tokens@5, index time) of every variant
-reported in --work so far; bench/RESULTS-quality.md quotes it. Variants that differ only
-at query time reuse one index, and an index already in --work is reused.
+    python bench/ablation.py --nl-corpus OSU_TREE --sum-corpus CORPORA/ppy__osu \
+        [--seed-nl DB] [--seed-sum DB] [--only NAME ...] [--work DIR] [--out FILE]
 
-    python bench/ablation.py --corpus CORPORA/ppy__osu [--subset 1500] [--only NAME ...]
-        [--work DIR] [--out FILE]
-
-The corpus comes from the kit's make_corpus.py (see ../shared/eval/README.md); it is
-fetched public code, so keep it outside this repository.
+Every lever is a setting (codebase_rag/config.py), switched through the environment.
+Variants that differ only at query time share one index per set; each index is built once
+with `index.py --rebuild`, from a copy of --seed-* when given, so that texts embedded
+before come from its embedding cache (index seconds then count only what was embedded).
+Runs on a snapshot of this checkout, so edits made meanwhile do not leak in. The corpora
+are fetched public code: keep them outside this repository.
 """
 import argparse
 import hashlib
@@ -19,99 +20,138 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 KIT = ROOT.parent / "shared" / "eval"
+SETS = {"nl": "dev-nl-osu.jsonl", "sum": "dev-ppy__osu.jsonl"}
+KINDS = ("agent", "behaviour", "grep-hard", "locate")
 
 # name: (index-time environment, query-time environment, what it shows)
+BEFORE = {"CODEBASE_RAG_TEST_WEIGHT": "1", "CODEBASE_RAG_SHORT_WEIGHT": "1",
+          "CODEBASE_RAG_LINES": "20"}
 VARIANTS = {
-    "default": ({}, {}, "everything on: header, all windows, hybrid fusion"),
-    "vector only": ({}, {"CODEBASE_RAG_MODE": "vector"}, "no lexical ranking"),
+    "default": ({}, {}, "the defaults"),
+    "ranking before the NL work": ({}, BEFORE, "no test or short-member priors, 20 lines"),
+    "vector only": ({}, {"CODEBASE_RAG_MODE": "vector"}, "no keyword ranking"),
     "lexical only": ({}, {"CODEBASE_RAG_MODE": "lexical"}, "BM25 alone"),
-    "no name weight": ({}, {"CODEBASE_RAG_NAME_WEIGHT": "1"}, "member names weigh as much as code in BM25"),
-    "full text": ({}, {"CODEBASE_RAG_LINES": "-1"}, "results carry their whole chunk text, not 20 lines"),
-    "no header": ({"CODEBASE_RAG_HEADER": "0"}, {}, "embed raw code, no context header"),
-    "header without path": ({"CODEBASE_RAG_HEADER": "owner,name,doc"}, {}, "no file path in the header"),
-    "header without owner": ({"CODEBASE_RAG_HEADER": "path,name,doc"}, {}, "no namespace.class in the header"),
-    "header without name": ({"CODEBASE_RAG_HEADER": "path,owner,doc"}, {},
-                            "no kind, member name and its split words in the header"),
-    "first window": ({"CODEBASE_RAG_WINDOWS": "first"}, {}, "long members truncated to one window"),
+    "no test prior": ({}, {"CODEBASE_RAG_TEST_WEIGHT": "1"}, "test code counts as much"),
+    "test prior 0.3": ({}, {"CODEBASE_RAG_TEST_WEIGHT": "0.3"}, "test code counts 0.3"),
+    "no short prior": ({}, {"CODEBASE_RAG_SHORT_WEIGHT": "1"}, "short members count as much"),
+    "short prior 0.5": ({}, {"CODEBASE_RAG_SHORT_WEIGHT": "0.5"}, "short members count 0.5"),
+    "vector weight 0.8": ({}, {"CODEBASE_RAG_VECTOR_WEIGHT": "0.8"}, "fusion leans on keywords"),
+    "vector weight 1.5": ({}, {"CODEBASE_RAG_VECTOR_WEIGHT": "1.5"}, "fusion leans on embeddings"),
+    "RRF k 40": ({}, {"CODEBASE_RAG_RRF_K": "40"}, "a flatter fusion"),
+    "class share 0.05": ({}, {"CODEBASE_RAG_CLASS_WEIGHT": "0.05"},
+                         "a member gains 5% of its class's other candidates' scores"),
+    "class share 0.3": ({}, {"CODEBASE_RAG_CLASS_WEIGHT": "0.3"}, "the same, 30%"),
+    "two per file": ({}, {"CODEBASE_RAG_PER_FILE": "2"}, "at most 2 results from one file"),
+    "PRF 0.3": ({}, {"CODEBASE_RAG_PRF": "0.3"},
+                "the question's vector moved 0.3 toward its top 3 hits, searched again"),
+    "20 lines": ({}, {"CODEBASE_RAG_LINES": "20"}, "results carry 20 lines (recall unchanged)"),
+    "type doc in header": ({"CODEBASE_RAG_HEADER": "path,owner,name,doc,typedoc"}, {},
+                           "the enclosing type's doc summary in every member's header"),
+    "short later headers": ({"CODEBASE_RAG_LATER_HEADER": "short"}, {},
+                            "a long member's later windows lead with path and name only"),
 }
 
 
 def snapshot(dest):
-    """A copy of the scripts as they are now, so that edits made during a run don't leak in."""
-    dest.mkdir(parents=True, exist_ok=True)
+    """A copy of the commands and the package as they are now."""
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
     for name in ("index.py", "query.py"):
         shutil.copy(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "codebase_rag", dest / "codebase_rag",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     return dest
 
 
-def run_variant(name, args, work, project, built):
+def env_key(env):
+    return hashlib.sha1(json.dumps(env, sort_keys=True).encode()).hexdigest()[:8]
+
+
+def build(args, project, which, index_env):
+    """The index of one set for one index-time environment; returns its folder."""
+    db = args.work / f"db-{which}-{env_key(index_env)}"
+    done = db.with_suffix(".json")
+    if done.is_file():
+        return db
+    shutil.rmtree(db, ignore_errors=True)
+    seed = getattr(args, f"seed_{which}")
+    if seed:
+        shutil.copytree(seed, db)
+    corpus = args.nl_corpus if which == "nl" else args.sum_corpus
+    started = time.time()
+    proc = subprocess.run([args.python, str(project / "index.py"), "--rebuild", "--source",
+                           str(corpus), "--db", str(db), "-q"],
+                          env={**os.environ, **index_env}, capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(f"building {db} failed: {proc.stderr[-2000:]}")
+    done.write_text(json.dumps({"seconds": time.time() - started, "summary": proc.stdout.strip(),
+                                "env": index_env}))
+    print(f"built {db.name} in {time.time() - started:.0f} s: {proc.stdout.strip()}", flush=True)
+    return db
+
+
+def evaluate(args, project, which, name):
     index_env, query_env, _ = VARIANTS[name]
-    key = json.dumps(index_env, sort_keys=True)
-    db = work / f"db-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
-    cmd = [sys.executable, str(KIT / "run_eval.py"), "--project", str(project),
-           "--python", args.python, "--data", str(args.data), "--corpus", str(args.corpus),
-           "--db", str(db), "--keep-db", "--out", str(work / f"{name}.json")]
-    if args.subset and (work / "subset").is_dir():        # made by the first variant
-        cmd[cmd.index("--corpus") + 1] = str(work / "subset")
-    elif args.subset:
-        cmd += ["--subset", str(args.subset), "--subset-dir", str(work / "subset")]
-    if key in built or (db / "index.sqlite").is_file():
-        cmd.append("--skip-index")
-    out = work / f"{name}.json"
-    earlier = json.loads(out.read_text()).get("index_seconds") if out.is_file() else None
-    env = {**os.environ, **index_env, **query_env}
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    db = build(args, project, which, index_env)
+    out = args.work / f"{which}-{name}.json"
+    corpus = args.nl_corpus if which == "nl" else args.sum_corpus
+    proc = subprocess.run([args.python, str(KIT / "run_eval.py"), "--project", str(project),
+                           "--python", args.python, "--data", str(KIT / "data" / SETS[which]),
+                           "--corpus", str(corpus), "--db", str(db), "--keep-db",
+                           "--skip-index", "--out", str(out)],
+                          env={**os.environ, **index_env, **query_env}, capture_output=True,
+                          text=True)
     print(proc.stdout.strip() or proc.stderr.strip()[-2000:], flush=True)
-    built.add(key)
-    report = json.loads(out.read_text())
-    if report.get("index_seconds") is None and earlier:     # keep the time of the build
-        report["index_seconds"] = earlier
-        out.write_text(json.dumps(report, indent=1))
 
 
-def table_rows(work):
-    """(name, metrics, index seconds) for every variant with a report in work, in VARIANTS
-    order; a variant that reused an index gets the time of the run that built it."""
-    reports = {n: json.loads((work / f"{n}.json").read_text())
-               for n in VARIANTS if (work / f"{n}.json").is_file()}
-    build_time = {}
-    for name, r in reports.items():
-        if r.get("index_seconds"):
-            build_time[json.dumps(VARIANTS[name][0], sort_keys=True)] = r["index_seconds"]
-    return [(n, r["metrics"], build_time.get(json.dumps(VARIANTS[n][0], sort_keys=True)))
-            for n, r in reports.items()]
+def row(args, name):
+    cells = [name, VARIANTS[name][2]]
+    for which in SETS:
+        path = args.work / f"{which}-{name}.json"
+        if not path.is_file():
+            cells += ["-"] * (7 if which == "nl" else 3)
+            continue
+        report = json.loads(path.read_text())
+        m = report["metrics"]
+        cells += [f"{m['R@5']:.3f}", f"{m['MRR@10']:.3f}", f"{m['tokens@5']:.0f}"]
+        if which == "nl":
+            by_kind = report.get("metrics_by_kind", {})
+            cells += [f"{by_kind.get(k, {}).get('R@5', float('nan')):.3f}" for k in KINDS]
+    built = [json.loads((args.work / f"db-{w}-{env_key(VARIANTS[name][0])}.json").read_text())
+             ["seconds"] for w in SETS
+             if (args.work / f"db-{w}-{env_key(VARIANTS[name][0])}.json").is_file()]
+    cells.append(" + ".join(f"{s:.0f}" for s in built) if VARIANTS[name][0] else "(default)")
+    return "| " + " | ".join(cells) + " |"
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--corpus", required=True, type=Path, help="the stripped corpus folder")
-    p.add_argument("--data", type=Path, default=KIT / "data" / "dev-ppy__osu.jsonl")
-    p.add_argument("--subset", type=int, default=3000,
-                   help="index about this many chunks (0: the full corpus)")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--nl-corpus", required=True, type=Path, help="a work tree of ppy/osu")
+    p.add_argument("--sum-corpus", required=True, type=Path, help="the kit's stripped corpus")
+    p.add_argument("--seed-nl", type=Path, help="an index of the NL corpus to copy first")
+    p.add_argument("--seed-sum", type=Path, help="an index of the summary corpus to copy first")
     p.add_argument("--only", nargs="+", choices=list(VARIANTS), help="run just these")
+    p.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS))
     p.add_argument("--work", type=Path, default=Path("/tmp/codebase-rag-ablation"))
     p.add_argument("--python", default=sys.executable)
     p.add_argument("--out", type=Path, help="also write the table here")
     args = p.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     project = snapshot(args.work / "project")
-    built = set()
     for name in args.only or VARIANTS:
-        run_variant(name, args, args.work, project, built)
-    scope = f"subset of ~{args.subset} chunks" if args.subset else "full corpus"
-    lines = [f"# Retrieval quality: ablation ({scope}, {args.data.name})", "",
-             "Each row turns one lever off (or changes it) against `default`. "
-             f"Rerun: `python bench/ablation.py --corpus CORPUS --subset {args.subset}`.", "",
-             "| variant | what changes | R@1 | R@5 | R@10 | MRR@10 | tokens@5 | index s |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for name, m, seconds in table_rows(args.work):
-        idx = "" if seconds is None else f"{seconds:.0f}"
-        lines.append(f"| {name} | {VARIANTS[name][2]} | {m['R@1']:.3f} | {m['R@5']:.3f} | "
-                     f"{m['R@10']:.3f} | {m['MRR@10']:.3f} | {m['tokens@5']:.0f} | {idx} |")
+        for which in args.sets:
+            evaluate(args, project, which, name)
+    lines = ["| variant | what changes | NL R@5 | NL MRR@10 | NL tokens@5 | "
+             + " | ".join(f"NL {k} R@5" for k in KINDS)
+             + " | summary R@5 | summary MRR@10 | summary tokens@5 | index s (NL + summary) |",
+             "|" + " --- |" * 13]
+    lines += [row(args, name) for name in VARIANTS
+              if any((args.work / f"{w}-{name}.json").is_file() for w in SETS)]
     if args.out:
         args.out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -533,17 +533,21 @@ def git_state():
 
 
 def machine():
-    cpu = "?"
+    cpu, flags = "?", []
     try:
         for line in open("/proc/cpuinfo"):
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
+            elif line.startswith("flags"):
+                flags = [f for f in line.split(":", 1)[1].split()
+                         if f.startswith(("avx", "amx")) or "vnni" in f]
                 break
     except OSError:
         pass
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GB, Python {platform.python_version()}; "
-            f"1-min load average at the start {os.getloadavg()[0]:.2f}")
+    return (f"{os.cpu_count()} cores ({cpu}; flags {' '.join(flags) or 'none'}), {mem:.0f} GB, "
+            f"Python {platform.python_version()}; 1-min load average at the start "
+            f"{os.getloadavg()[0]:.2f}")
 
 
 def main():

@@ -60,13 +60,13 @@ class Vectors:
             COLLECTION, configuration={"hnsw": HNSW_CONFIG}, embedding_function=None)
 
     def tune(self):
-        """Give an index made before HNSW_CONFIG its save interval (writers only)."""
-        sync = ((self.config or {}).get("hnsw") or {}).get("sync_threshold")
-        if sync is not None and sync > HNSW_CONFIG["sync_threshold"]:
-            wanted = {"sync_threshold": HNSW_CONFIG["sync_threshold"]}
+        """Give an index made before HNSW_CONFIG its settings (writers only)."""
+        have = (self.config or {}).get("hnsw") or {}
+        wanted = {k: v for k, v in HNSW_CONFIG.items() if k != "space" and have.get(k) != v}
+        if have and wanted:
             public = self.public or self.guard("opening the collection", self.open_public)
             self.guard("tuning", public.modify, None, None, {"hnsw": wanted})
-            self.config = {"hnsw": wanted}
+            self.config = {"hnsw": {**have, **wanted}}
 
     def upsert(self, ids, embeddings, metadatas):
         if self.rust is None:

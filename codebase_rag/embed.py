@@ -224,9 +224,11 @@ class TorchEmbedder:
 
 
 def export_onnx(model_path, folder, precision="fp32"):
-    """The export (and for int8 its quantized copy) with its manifest: one child process's job."""
-    TorchEmbedder(model_path).export_onnx(folder)
-    if precision == "int8":
+    """The export (and for int8 its quantized copy) with its manifest: one child process's
+    job. A sound fp32 export already in folder is kept; only its int8 copy is made."""
+    if model_problem(folder) is not None:
+        TorchEmbedder(model_path).export_onnx(folder)
+    if precision == "int8" and not (Path(folder) / INT8_FILE).is_file():
         try:
             quantize(folder)
             write_model_manifest(folder)
@@ -374,13 +376,16 @@ class ExportedModel:
         if problem is None:
             done.set_result(None)
             return done
-        if problem != "not exported":
-            warn(f"the exported model in {self.folder} is damaged ({problem}); exporting it again")
-        elif progress:
-            warn("exporting the model to ONNX for fast queries (once per index)...")
         import multiprocessing
         import shutil
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if problem == f"{INT8_FILE} is missing":        # a new precision for a sound export
+            if progress:
+                warn("quantizing the model to int8 (once per index)...")
+        elif problem != "not exported":
+            warn(f"the exported model in {self.folder} is damaged ({problem}); exporting it again")
+            shutil.rmtree(self.folder, ignore_errors=True)
+        elif progress:
+            warn("exporting the model to ONNX for fast queries (once per index)...")
         self._get = self._counter = None
         pool = concurrent.futures.ProcessPoolExecutor(
             1, mp_context=multiprocessing.get_context("spawn"))

@@ -67,7 +67,9 @@ class Indexer:
         self.count_tokens = embedder.count_tokens if embedder else self.model.count_tokens
         self.progress = progress and sys.stderr.isatty()
         self.walked = set()           # paths the walk already found indexable
-        self.stats = dict(files=0, added=0, updated=0, removed=0, embedded=0, cached=0)
+        self.stats = dict(files=0, added=0, updated=0, removed=0, embedded=0, cached=0,
+                          server=0)
+        self.team = None              # a TeamCache (remote.py), for full runs with a server
         self.rebuild = False          # drop everything first (under the lock)
         self.record = False           # a full run: keep its state for --status
 
@@ -150,18 +152,33 @@ class Indexer:
             bar.close()
 
     def vectors(self, texts):
-        """{cache key: vector} for {cache key: text}: from the cache, else from the model
-        (and then cached). A key whose text is gone and that is not cached is left out."""
+        """{cache key: vector} for {cache key: text}: from the local cache, else from the
+        team cache, else from the model (then cached, and shared). A key whose text is gone
+        and that no cache holds is left out."""
         found = self.store.cached_vectors(texts)
-        missing = [(k, t) for k, t in texts.items() if k not in found and t is not None]
+        missing = {k: t for k, t in texts.items() if k not in found and t is not None}
         self.stats["cached"] += len(texts) - len(missing)
+        team = self.team if self.team and self.team.on else None
+        if missing and team:
+            shared = team.lookup(missing)
+            if shared and not team.check(shared, missing, self.embed):
+                self.store.forget_vectors(team.taken)   # all it gave: embed them here
+                shared = {}
+            self.store.cache_vectors(shared.items())
+            found.update(shared)
+            self.stats["server"] += len(shared)
+            missing = {k: t for k, t in missing.items() if k not in shared}
         self.stats["embedded"] += len(missing)
         if missing:
-            embedder = self.embedder or self.model.embedder()
-            vecs = embedder([t for _, t in missing])
-            self.store.cache_vectors(zip([k for k, _ in missing], vecs))
-            found.update(zip([k for k, _ in missing], vecs))
+            made = list(zip(missing, self.embed(list(missing.values()))))
+            self.store.cache_vectors(made)
+            found.update(made)
+            if team and team.on:
+                team.upload(made)
         return found
+
+    def embed(self, texts):
+        return (self.embedder or self.model.embedder())(texts)
 
 
 def stat_or_none(path):

@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .chunkers import EXTENSIONS
-from .config import HOOK_WAIT, INDEX_DIRNAME, PRECISION
+from .config import HOOK_WAIT, INDEX_DIRNAME, PRECISION, SERVER, SERVER_TOKEN
 from .embed import resolve_model, resolve_precision
 from .errors import DamagedIndex, OldFormat, UsageError, warn
 from .indexer import Indexer, chunk_file, stat_or_none, write_under_lock
@@ -41,7 +41,7 @@ def open_for_write(db, source, model, rebuild=False):
         if not rebuild:
             raise
         store = open_store_afresh(db, str(e).split(";")[0])
-    model_path, model_id = resolve_model(model)
+    model_id = resolve_model(model)[1]
     root = str(Path(source).resolve())
     known_model, known_root = store.meta("model"), store.meta("source")
     in_tree = Path(db) == Path(root) / INDEX_DIRNAME    # moves along with its tree
@@ -58,9 +58,8 @@ def open_for_write(db, source, model, rebuild=False):
                          f"mixes two precisions; use --rebuild to switch it to {asked}")
     precision = resolve_precision(None if rebuild and asked else known_precision)
     if known_model and known_model != model_id:     # --rebuild with another model
-        store.forget_vectors()
-    if known_model and (known_model != model_id or known_precision != precision):
         import shutil
+        store.forget_vectors()
         shutil.rmtree(store.model_dir, ignore_errors=True)
     store.set_meta(model=model_id, source=root, in_tree="1" if in_tree else "0",
                    precision=precision)
@@ -68,9 +67,9 @@ def open_for_write(db, source, model, rebuild=False):
 
 
 def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True,
-               embedder=None, detached=False):
+               embedder=None, detached=False, server=SERVER):
     """Index (or refresh) a whole tree; returns its summary line. detached: a background
-    build, which leaves the work to a build already running."""
+    build, which leaves the work to a build already running. server: a team cache."""
     source, db = locate(source, db)
     started = time.time()
     store = open_for_write(db, source, model, rebuild)
@@ -78,6 +77,9 @@ def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True
     ignore = Ignore(source, excludes, EXTENSIONS)
     indexer = Indexer(store, source, ignore, model, progress, embedder)
     indexer.rebuild = rebuild
+    if server:
+        from .remote import TeamCache
+        indexer.team = TeamCache(server, SERVER_TOKEN, indexer.model_id, indexer.precision)
     work = {rel: st for rel, _, st in walk(source, ignore)}
     indexer.walked = set(work)
     work.update({rel: None for rel in store.manifest() if rel not in work})
@@ -86,10 +88,29 @@ def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True
     if not write_under_lock(store, indexer, work, wait=5 if detached else None, record=True):
         return f"another build of {db} is running; it will pick up every change"
     s = indexer.stats
+    shared = f", {s['server']} from the team cache" if server else ""
+    store.set_meta(from_server=str(s["server"]))
     return (f"indexed {source}: {len(work)} files ({s['files']} changed), chunks "
             f"+{s['added']} ~{s['updated']} -{s['removed']} (total {store.count('chunks')}), "
-            f"{s['embedded']} windows embedded, {s['cached']} from cache "
+            f"{s['embedded']} windows embedded, {s['cached']} from cache{shared} "
             f"({store.meta('precision')}), {time.time() - started:.1f}s")
+
+
+def push_only(source, server, excludes=(), model=None, progress=True):
+    """Embed a tree into the team cache without keeping a local index (a CI job's pre-warm):
+    a build into a temporary folder that is deleted after."""
+    import shutil
+    import tempfile
+    if not server:
+        raise UsageError("--push-only needs a team cache: --server URL or CODEBASE_RAG_SERVER")
+    source, _ = locate(source, None)
+    scratch = Path(tempfile.mkdtemp(prefix="codebase-rag-push-"))
+    try:
+        line = index_tree(str(source), str(scratch / "index"), model, excludes,
+                          progress=progress, server=server)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return line.replace("indexed", "pushed", 1) + "; no local index kept"
 
 
 def dry_run(source, excludes=()):
@@ -180,7 +201,7 @@ def handle_hook(event, db=None, model=None):
 LOG = "build.log"
 
 
-def start_background(source, db, excludes=(), model=None):
+def start_background(source, db, excludes=(), model=None, server=None):
     """Start (or leave running) a detached build of the tree; returns at once with one line.
     The build runs in a session of its own, so killing the hook or terminal that started it
     does not stop it; its output goes to build.log in the index folder."""
@@ -196,6 +217,7 @@ def start_background(source, db, excludes=(), model=None):
                "--source", str(source), "--db", str(db), "--quiet", "--detached"]
     command += [f"--exclude={glob}" for glob in excludes]
     command += ["--model", model] if model else []
+    command += ["--server", server] if server else []
     with open(log, "a") as out:
         out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} background build of {source}\n")
         out.flush()
@@ -236,6 +258,9 @@ def status(db):
     elif meta.get("build_finished") and state == "built":
         lines.append(f"last build finished {time.strftime('%Y-%m-%d %H:%M', time.localtime(float(meta['build_finished'])))}"
                      f", in {duration(float(meta['build_finished']) - started)}")
+    if meta.get("from_server") not in (None, "", "0"):
+        lines.append(f"{int(meta['from_server']):,} windows of the last build came from the "
+                     f"team cache")
     if meta.get("members_covered_after"):
         lines.append(f"every member had a vector {duration(float(meta['members_covered_after']))} "
                      f"into the build")

@@ -2,9 +2,12 @@
 rank, without overlapping duplicates. Takes the question's vector; it embeds nothing."""
 import fnmatch
 import os
+import re
 from pathlib import Path
 
-from .config import CANDIDATES, CONFIDENT, K, MODE, NAME_WEIGHT, RRF_K
+from .config import (CANDIDATES, CLASS_WEIGHT, CONFIDENT, K, MODE, NAME_WEIGHT,
+                     PER_FILE, PRF, RRF_K, SHORT_LINES, SHORT_WEIGHT, TEST_WEIGHT,
+                     VECTOR_WEIGHT)
 from .embed import ExportedModel, resolve_model
 from .errors import UsageError
 from .lock import is_locked
@@ -27,8 +30,8 @@ def open_index(db=None, model=None):
                          f"{resolve_model(model)[1]}; re-index with --rebuild")
     exported = ExportedModel(store.model_dir, store.meta("precision") or "fp32")
     problem = exported.problem()
-    if problem == "not exported" and is_locked(folder):
-        return store, None            # the build exports it in a moment: keywords until then
+    if problem and is_locked(folder):
+        return store, None            # the build (re)makes it in a moment: keywords until then
     if problem:
         exported.embedder()           # raises the one line that says how to repair it
     exported.preload()
@@ -54,13 +57,17 @@ def vector_ranking(store, qvec, n):
     if not os.access(store.folder, os.W_OK):
         # Chroma cannot open a read-only folder; the embedding cache holds the same vectors
         return sorted(distances_for(store, qvec).items(), key=lambda kv: kv[1])[:n]
-    ids, distances = store.collection.query(qvec.tolist(), n)
-    best = {}
-    for wid, dist in zip(ids, distances):
-        cid = wid.rsplit(".", 1)[0]   # window id: chunk id + "." + its ordinal
-        if cid not in best or dist < best[cid]:
-            best[cid] = dist
-    return sorted(best.items(), key=lambda kv: kv[1])
+    for windows in (n, n * 8):
+        # a member of many windows can fill the first n; then look further, once
+        ids, distances = store.collection.query(qvec.tolist(), windows)
+        best = {}
+        for wid, dist in zip(ids, distances):
+            cid = wid.rsplit(".", 1)[0]   # window id: chunk id + "." + its ordinal
+            if cid not in best or dist < best[cid]:
+                best[cid] = dist
+        if len(best) >= n // 2 or len(ids) < windows:
+            break
+    return sorted(best.items(), key=lambda kv: kv[1])[:n]
 
 
 def lexical_ranking(store, question, n):
@@ -84,37 +91,84 @@ def distances_for(store, qvec, chunk_ids=None):
     return best
 
 
-def fuse(rankings, rrf_k=RRF_K):
-    """Chunk ids best first by reciprocal rank fusion of several rankings (each best first)."""
+def fuse(rankings, rrf_k=RRF_K, weights=None):
+    """{chunk id: score} by reciprocal rank fusion of several rankings (each best first)."""
     scores = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings)):
         for rank, cid in enumerate(ranking):
-            scores[cid] = scores.get(cid, 0.0) + 1.0 / (rrf_k + rank + 1)
-    return sorted(scores, key=lambda c: -scores[c])
+            scores[cid] = scores.get(cid, 0.0) + weight / (rrf_k + rank + 1)
+    return scores
+
+
+def is_test(path):
+    """Test code, by the conventions of C# repositories: a *.Tests (or Tests) folder, or a
+    file named Test*.cs or *Test(s).cs."""
+    *folders, name = path.split("/")
+    return any(TEST_FOLDER.search(f) for f in folders) or bool(TEST_FILE.search(name))
+
+
+TEST_FOLDER = re.compile(r"(?i:(^|[._-])tests?)$|[a-z0-9]Tests?$")      # Foo.Tests, UnitTests
+TEST_FILE = re.compile(r"^Tests?[A-Z_]|[a-z0-9]Tests?\.cs$|(?i:(^|[._-])tests?\.cs)$")
+ASKS_ABOUT_TESTS = re.compile(r"\btest(s|ing|ed)?\b", re.I)
+
+
+def rescore(scores, rows, question):
+    """The fused scores, adjusted by priors: test code counts for less unless the question
+    is about tests; so does a member of a few lines (short texts sit near many questions,
+    in BM25 and in embedding space alike); and a member may gain a share of the scores of
+    its class's other candidates."""
+    if TEST_WEIGHT != 1 and not ASKS_ABOUT_TESTS.search(question):
+        scores = {cid: s * (TEST_WEIGHT if cid in rows and is_test(rows[cid]["file"]) else 1)
+                  for cid, s in scores.items()}
+    if SHORT_WEIGHT != 1:
+        scores = {cid: s * (SHORT_WEIGHT if cid in rows and
+                            rows[cid]["end_line"] - rows[cid]["start_line"] < SHORT_LINES else 1)
+                  for cid, s in scores.items()}
+    if CLASS_WEIGHT:
+        totals = {}
+        for cid, score in scores.items():
+            if cid in rows:
+                owner = (rows[cid]["file"], rows[cid]["class"])
+                totals[owner] = totals.get(owner, 0.0) + score
+        scores = {cid: s + CLASS_WEIGHT * (totals[(rows[cid]["file"], rows[cid]["class"])] - s)
+                  if cid in rows else s for cid, s in scores.items()}
+    return scores
 
 
 def search(store, question, qvec, k=K, mode=MODE, path_glob=None):
-    """The k best chunks as dicts, best first, without overlapping duplicates. qvec None
-    (no model yet): keywords only, without distances."""
+    """The k best chunks as dicts, best first, without overlapping duplicates and at most
+    PER_FILE from one file. qvec None (no model yet): keywords only, without distances."""
     n = CANDIDATES * (4 if path_glob else 1)
     vector = vector_ranking(store, qvec, n) if mode != "lexical" else []
     lexical = lexical_ranking(store, question, n) if mode != "vector" else []
-    ranked = fuse([[cid for cid, _ in vector], lexical])
-    distance = dict(vector)
+
+    def ranked(vector):
+        scores = fuse([[cid for cid, _ in vector], lexical], weights=[VECTOR_WEIGHT, 1.0])
+        rows = store.chunk_rows(scores)
+        return rescore(scores, rows, question), rows
+    scores, rows = ranked(vector)
+    distance = dict(vector)           # to the question itself, whatever PRF does below
+    if PRF and qvec is not None and vector:
+        # pseudo-relevance feedback: search again from the question moved toward its best hits
+        best = sorted(scores, key=lambda c: -scores[c])[:3]
+        blobs = [vec for _, vec in store.window_vectors(best)]
+        if blobs:
+            import numpy as np
+            hits = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+            moved = qvec + PRF * hits.mean(0)
+            scores, rows = ranked(vector_ranking(store, moved / np.linalg.norm(moved), n))
     results = []
-    for start in range(0, len(ranked), 50):
-        part = ranked[start:start + 50]
-        rows = store.chunk_rows(part)
-        for cid in part:
-            row = rows.get(cid)
-            if row is None or path_glob and not fnmatch.fnmatch(row["file"], path_glob):
-                continue
-            if any(r["file"] == row["file"] and r["start_line"] <= row["end_line"]
-                   and row["start_line"] <= r["end_line"] for r in results):
-                continue                                   # overlaps a better hit
-            results.append(row)
-            if len(results) == k:
-                break
+    for cid in sorted(scores, key=lambda c: -scores[c]):
+        row = rows.get(cid)
+        if row is None or path_glob and not fnmatch.fnmatch(row["file"], path_glob):
+            continue
+        same_file = [r for r in results if r["file"] == row["file"]]
+        if PER_FILE and len(same_file) >= PER_FILE:
+            continue
+        if any(r["start_line"] <= row["end_line"] and row["start_line"] <= r["end_line"]
+               for r in same_file):
+            continue                                   # overlaps a better hit
+        results.append(row)
         if len(results) == k:
             break
     missing = [r["id"] for r in results if r["id"] not in distance]

@@ -114,7 +114,8 @@ class Store:
                 self.db = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
             else:
                 self.db = sqlite3.connect(path, timeout=60)
-                self.db.execute("PRAGMA journal_mode=WAL")
+                if create:                # a writer's choice; the file keeps it
+                    self.db.execute("PRAGMA journal_mode=WAL")
             if create and not self.db.execute("SELECT 1 FROM sqlite_master").fetchone():
                 self.db.executescript(f"BEGIN; {SCHEMA} COMMIT;")    # a reader sees all or none
             version = self.meta("schema")
@@ -218,10 +219,17 @@ class Store:
             self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
                                 ((k, v.astype("float32").tobytes()) for k, v in items))
 
-    def forget_vectors(self):
-        """Empty the embedding cache (for a rebuild with another model or precision)."""
+    def forget_vectors(self, keys=None):
+        """Drop these vectors (or all) from the embedding cache: a rebuild with another
+        model, or vectors a team cache supplied that turned out foreign. Windows that used
+        them are embedded again."""
         with self.db:
-            self.db.execute("DELETE FROM vectors")
+            if keys is None:
+                self.db.execute("DELETE FROM vectors")
+                return
+            for part in parts(keys):
+                self.db.execute(f"DELETE FROM vectors WHERE key IN ({marks(part)})", part)
+                self.db.execute(f"UPDATE windows SET embedded=0 WHERE key IN ({marks(part)})", part)
 
     # -- step 1: files in, their old windows doomed
     def replace_files(self, files):

@@ -12,6 +12,9 @@ from pathlib import Path
 from .config import HEADER_PARTS, HEADER_TOKENS, MAX_TOKENS
 
 
+TEXT_FORMAT = "1"             # bump when what the model reads for a chunk changes shape
+
+
 def text_key(text):
     """The hash of a text: a file's identity, and (for fp32) an embedding's cache key."""
     return hashlib.sha1(text.encode()).hexdigest()
@@ -38,7 +41,13 @@ def chunk_header(rel, c, parts=HEADER_PARTS):
               "name": f"{c.kind} {c.member} ({split_identifiers(c.member).lower()})",
               "qualified": ".".join(p for p in (owner, c.member) if p)}
     line = " | ".join(v for k, v in fields.items() if k in parts)
-    return "\n".join(x for x in (line, c.doc if "doc" in parts else "") if x)
+    docs = [c.doc if "doc" in parts else "",
+            f"({c.cls}: {first_sentence(c.owner_doc)})" if "typedoc" in parts and c.owner_doc else ""]
+    return "\n".join(x for x in (line, " ".join(d for d in docs if d)) if x)
+
+
+def first_sentence(text):
+    return re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0][:200]
 
 
 def chunk_body(lines, c):
@@ -63,6 +72,12 @@ def windows(header, body, count_tokens, later_header=None):
     while head_tokens > HEADER_TOKENS and doc:      # a long doc comment: keep its start
         doc = doc[:int(len(doc) * HEADER_TOKENS / head_tokens) - 1].rstrip()
         header = "\n".join(x for x in (first, doc) if x)
+        head_tokens = count_tokens([header])[0]
+    while head_tokens > MAX_TOKENS // 2:
+        # a path or a nesting too long for any window would leave no room for code, and
+        # make every window the same text: keep its end, which names the member
+        first = "…" + first[-int(len(first) * MAX_TOKENS / 2 / head_tokens) + 2:]
+        header = first
         head_tokens = count_tokens([header])[0]
     later_header = later_header or header
     rooms = [max(budget - n, 32) for n in

@@ -38,7 +38,8 @@ def test_result_fields_and_human_output(cli, sample_tree, tmp_path):
     assert r["method"] == r["member"] and 0 <= r["distance"] <= 2
     lines = (sample_tree / r["file"]).read_text().split("\n")
     chunk = lines[r["start_line"] - 1:r["end_line"]]
-    assert len(chunk) > 20 and r["text"] == "\n".join(chunk[:20])    # as much as print shows
+    from codebase_rag.config import LINES
+    assert len(chunk) > LINES and r["text"] == "\n".join(chunk[:LINES])   # as print shows
     whole = cli.query(db, "how does the energy system refill timers?", "--lines", "-1")[0]
     assert whole["text"] == "\n".join(chunk)
     out = cli.run("query.py", "--db", db, "how does the energy system refill timers?",

@@ -15,7 +15,7 @@ RANK = {
     "config": 0, "errors": 1,
     "walk": 2, "chunkers": 2, "chunkers.csharp": 2, "text": 2,
     "embed": 3, "chroma": 3,
-    "store": 4, "lock": 4,
+    "store": 4, "lock": 4, "remote": 4,
     "check": 5, "search": 5, "render": 5,
     "indexer": 6, "runs": 7,
 }

@@ -3,7 +3,7 @@ real index (SQLite and Chroma) of a tiny tree."""
 import pytest
 
 from codebase_rag.runs import index_tree
-from codebase_rag.search import fuse, search
+from codebase_rag.search import fuse, is_test, search
 from codebase_rag.store import Store
 
 FILES = {
@@ -11,23 +11,69 @@ FILES = {
 namespace Game;
 public class EnergySystem
 {
-    public void RefillTimers() { var energy = timers.Count; }
-    public void SpendEnergy(int amount) { energy -= amount; }
+    public void RefillTimers()
+    {
+        var energy = timers.Count;
+        Save(energy);
+    }
+
+    public void SpendEnergy(int amount)
+    {
+        energy -= amount;
+        Save(energy);
+    }
+}
+""",
+    "Energy/EnergyLimits.cs": """
+namespace Game;
+public class EnergyLimits
+{
+    public int MaxEnergy => 5;
+
+    public int ComputeMaxEnergy(int level)
+    {
+        var bonus = level / 10;
+        return 5 + bonus;
+    }
+}
+""",
+    "Energy.Tests/EnergySystemTests.cs": """
+namespace Game.Tests;
+public class EnergySystemTests
+{
+    public void RefillTheEnergyTimers()
+    {
+        var energy = new EnergySystem();
+        energy.RefillTimers();
+    }
 }
 """,
     "Inventory/Inventory.cs": """
 namespace Game;
 public class Inventory
 {
-    public void AddItem(Item item) { items.Add(item); }
-    public void RemoveItem(Item item) { items.Remove(item); }
+    public void AddItem(Item item)
+    {
+        items.Add(item);
+        Changed();
+    }
+
+    public void RemoveItem(Item item)
+    {
+        items.Remove(item);
+        Changed();
+    }
 }
 """,
     "Auth/PasswordHasher.cs": """
 namespace Game;
 public class PasswordHasher
 {
-    public string Hash(string password) { return Pbkdf2(password, salt); }
+    public string Hash(string password)
+    {
+        var salt = NewSalt();
+        return Pbkdf2(password, salt);
+    }
 }
 """,
 }
@@ -52,8 +98,19 @@ def names(results):
 
 
 def test_reciprocal_rank_fusion_rewards_agreement_then_rank():
-    assert fuse([["a", "b", "c"], ["c", "a"]], rrf_k=20) == ["a", "c", "b"]
-    assert fuse([["x"], []]) == ["x"]
+    scores = fuse([["a", "b", "c"], ["c", "a"]], rrf_k=20)
+    assert sorted(scores, key=lambda c: -scores[c]) == ["a", "c", "b"]
+    assert list(fuse([["x"], []])) == ["x"]
+
+
+@pytest.mark.parametrize("path, test", [
+    ("osu.Game.Tests/Visual/TestSceneBeatmap.cs", True), ("src/UnitTests/Parser.cs", True),
+    ("tests/Parser.cs", True), ("src/ParserTests.cs", True), ("src/parser_test.cs", True),
+    ("src/TestCaseSource.cs", True), ("osu.Game/Beatmaps/Beatmap.cs", False),
+    ("src/Contest.cs", False), ("src/Testament.cs", False), ("src/Testing/Clock.cs", False),
+])
+def test_test_code_is_known_by_its_path(path, test):
+    assert is_test(path) == test
 
 
 def test_both_rankings_feed_the_answer(store, word_embedder):
@@ -68,12 +125,25 @@ def test_modes_use_one_ranking_each(store, word_embedder):
     assert len(vector) == 5                               # every chunk has some distance
 
 
+def test_test_code_yields_to_production_code_unless_tests_are_asked_for(store, word_embedder):
+    def top(question):
+        return ask(store, word_embedder, question, k=1)[0]["member"]
+    assert top("refill the energy timers") == "RefillTimers"       # the test matches better
+    assert top("the test to refill the energy timers") == "RefillTheEnergyTimers"
+
+
+def test_a_member_of_a_few_lines_yields_to_a_longer_one_that_fits_as_well(store,
+                                                                           word_embedder):
+    # short texts sit near many questions, in BM25 and in embedding space alike
+    assert names(ask(store, word_embedder, "max energy", k=1)) == ["ComputeMaxEnergy"]
+
+
 def test_k_path_filter_and_no_overlaps(store, word_embedder):
     results = ask(store, word_embedder, "item", k=3, path_glob="Inventory/*")
     assert names(results) == ["AddItem", "RemoveItem"]    # only two members live there
     spans = [(r["file"], r["start_line"], r["end_line"]) for r in
              ask(store, word_embedder, "energy item password", k=10)]
-    assert len(spans) == len(set(spans)) == 5
+    assert len(spans) == len(set(spans)) == 8
 
 
 def test_results_carry_a_distance_and_a_confidence_flag(store, word_embedder):

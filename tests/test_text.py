@@ -131,6 +131,19 @@ def test_a_long_doc_comment_is_shortened_so_code_still_fits(count_tokens, tokeni
     assert len(tokenizer.encode(texts[0]).ids) <= MAX_TOKENS
 
 
+def test_a_nesting_too_deep_for_a_window_keeps_the_header_end_and_the_code(count_tokens,
+                                                                          tokenizer):
+    # 300 nested classes would make a header longer than the window: every window would be
+    # the same header and no code; its end (the innermost class and the member) is kept
+    texts = embedded_texts("".join(f"class C{i} {{\n" for i in range(300)) +
+                           "void Inner() { Work(); }\n" + "}\n" * 300, count_tokens)["Inner"]
+    assert len(texts) == 1
+    header, code = texts[0].split("\n", 1)
+    assert header.startswith("…") and header.endswith("C298.C299 | method Inner (inner)")
+    assert code == "void Inner() { Work(); }"
+    assert len(tokenizer.encode(texts[0]).ids) <= MAX_TOKENS
+
+
 def test_an_oversized_file_without_members_is_split_the_same_way(count_tokens, tokenizer):
     values = ",\n".join(f"    Value{i} = {i}" for i in range(400))
     texts = embedded_texts(f"enum Big\n{{\n{values}\n}}\n", count_tokens)["Big"]
@@ -138,6 +151,20 @@ def test_an_oversized_file_without_members_is_split_the_same_way(count_tokens, t
     assert all(t.startswith("Game/Energy.cs |  | enum Big (big)\n") for t in texts)   # no namespace
     assert all(len(tokenizer.encode(t).ids) <= MAX_TOKENS for t in texts)
     assert "Value399 = 399" in texts[-1]
+
+
+def test_a_member_reads_the_first_sentence_of_its_types_doc_too(count_tokens):
+    texts = embedded_texts('''
+        /// <summary>Keeps each player's energy. Timers refill it.</summary>
+        class EnergySystem
+        {
+            /// <summary>Spends some.</summary>
+            void Spend(int n) { }
+        }
+        ''', count_tokens)
+    assert texts["Spend"][0].split("\n")[:2] == [
+        "Game/Energy.cs | EnergySystem | method Spend (spend)",
+        "Spends some. (EnergySystem: Keeps each player's energy.)"]
 
 
 # ----------------------------------------------------------------------------- keywords

@@ -17,6 +17,7 @@ class Chunk:
     sig_line: int       # line of the member's name
     signature: str
     doc: str            # the leading /// comment, tags stripped
+    owner_doc: str = "" # the /// comment of the innermost type around it
 
 
 class ChunkerLimit(ValueError):

@@ -228,19 +228,24 @@ class _Chunker:
             i = self.match[i] + 1
         return i, start
 
-    def emit(self, ns, types, member, kind, first, name_tok, last, sig_from, sig_to):
+    def doc_before(self, first):
+        """(first line of the /// comment right above token first, its text without tags)."""
         start = line = self.L[first]
         while start - 1 in self.doc_lines:
             start -= 1
-        doc = ""
-        if start < line:
-            if self.lines is None:                 # split once: per member it is quadratic
-                self.lines = self.text.split("\n")
-            doc = " ".join(" ".join(_DOC_TAG.sub(" ", d).split())
-                           for d in self.lines[start - 1:line - 1]).strip()
+        if start == line:
+            return start, ""
+        if self.lines is None:                     # split once: per member it is quadratic
+            self.lines = self.text.split("\n")
+        return start, " ".join(" ".join(_DOC_TAG.sub(" ", d).split())
+                               for d in self.lines[start - 1:line - 1]).strip()
+
+    def emit(self, ns, types, member, kind, first, name_tok, last, sig_from, sig_to, owner_doc=""):
+        start, doc = self.doc_before(first)
         sig = self.source(sig_from, sig_to)
         self.chunks.append(Chunk(".".join(ns), ".".join(types), member, kind, start,
-                                 self.L[min(last, self.n - 1)], self.L[name_tok], sig[:300], doc))
+                                 self.L[min(last, self.n - 1)], self.L[name_tok], sig[:300], doc,
+                                 owner_doc))
 
     def source(self, i, j):
         """The source text from token i up to token j, whitespace collapsed."""
@@ -313,7 +318,7 @@ class _Chunker:
         """A container ends at token end: a type that gave no member chunk gets its own."""
         if frame.type is not None and len(self.chunks) == frame.chunks_before:
             (ns, types, name, kind, first, q), (sig_from, sig_to) = frame.type
-            self.emit(ns, types, name, kind, first, q, end, sig_from, sig_to)
+            self.emit(ns, types, name, kind, first, q, end, sig_from, sig_to, frame.outer_doc)
 
     def members(self):
         """Read declarations from the start of the file to its end. A namespace or type body
@@ -353,7 +358,7 @@ class _Chunker:
             if head == "namespace":
                 name = "".join(T[k + 1:j])
                 if stop == "{":
-                    self.push(frames, _Frame("namespace", ns + [name], types))
+                    self.push(frames, _Frame("namespace", ns + [name], types, doc=frame.doc))
                 else:                              # file-scoped: applies to the rest
                     frame.ns = ns + [name]
                 i = j + 1
@@ -371,20 +376,21 @@ class _Chunker:
                 # what the type's own chunk needs, should its body give no member chunk
                 own = (ns, types, T[q], kind, first, q), (attrs_end, j)
                 if stop == "{" and head != "enum":
-                    self.push(frames, _Frame("type", ns, types + [T[q]], own, len(self.chunks)))
+                    self.push(frames, _Frame("type", ns, types + [T[q]], own, len(self.chunks),
+                                             self.doc_before(first)[1], frame.doc))
                     i = j + 1
                     continue
                 end = self.match[j] if stop == "{" else self.statement_end(j)
-                self.close(_Frame("type", ns, types, own, len(self.chunks)), end)
+                self.close(_Frame("type", ns, types, own, len(self.chunks), "", frame.doc), end)
                 i = end + 1
                 continue
             if head == "extension" and stop == "{" and k + 1 < j and T[k + 1] in ("(", "<"):
-                self.push(frames, _Frame("type", ns, types))          # C# 14 extension block
+                self.push(frames, _Frame("type", ns, types, doc=frame.doc))   # C# 14 extension
                 i = j + 1
                 continue
             if head == "delegate" and stop == ";" and k + 1 < j and T[k + 1] != "*":
                 name, _, q = self.member_name(k + 1, j)
-                self.emit(ns, types, name or "", "delegate", first, q, j, attrs_end, j)
+                self.emit(ns, types, name or "", "delegate", first, q, j, attrs_end, j, frame.doc)
                 i = j + 1
                 continue
             if context == "top":
@@ -419,7 +425,7 @@ class _Chunker:
                 i = j
                 continue
             if name:
-                self.emit(ns, types, name, kind, first, q, end, attrs_end, j)
+                self.emit(ns, types, name, kind, first, q, end, attrs_end, j, frame.doc)
             i = end + 1
         top = frames[0]
         if top.top_first is not None:
@@ -437,13 +443,16 @@ MAX_NESTING = 10_000          # namespaces and types inside each other; real cod
 
 
 class _Frame:
-    """An open container while the chunker reads: the file, a namespace or a type body."""
-    __slots__ = ("context", "ns", "types", "type", "chunks_before", "top_first", "top_last")
+    """An open container while the chunker reads: the file, a namespace or a type body.
+    doc: the doc comment of the innermost type around (or of this type)."""
+    __slots__ = ("context", "ns", "types", "type", "chunks_before", "top_first", "top_last",
+                 "doc", "outer_doc")
 
-    def __init__(self, context, ns, types, type_=None, chunks_before=0):
+    def __init__(self, context, ns, types, type_=None, chunks_before=0, doc="", outer_doc=""):
         self.context, self.ns, self.types = context, ns, types
         self.type, self.chunks_before = type_, chunks_before
         self.top_first = self.top_last = None
+        self.doc, self.outer_doc = doc, outer_doc
 
 
 def chunk(text):
