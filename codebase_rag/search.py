@@ -30,12 +30,16 @@ def open_index(db=None, model=None):
                          f"{resolve_model(model)[1]}; re-index with --rebuild")
     exported = ExportedModel(store.model_dir, store.meta("precision") or "fp32")
     problem = exported.problem()
-    if problem and is_locked(folder):
+    locked = is_locked(folder)
+    if problem and locked:
         return store, None            # the build (re)makes it in a moment: keywords until then
     if problem:
         exported.embedder()           # raises the one line that says how to repair it
     exported.preload()
-    if store.embedded_count() and os.access(store.folder, os.W_OK):
+    # Chroma cannot open a read-only folder, and a writer rewrites its HNSW files in place (a
+    # reader that loads them half-written can crash): then scan the embedding cache instead
+    store.scan_cache = locked or not os.access(store.folder, os.W_OK)
+    if store.embedded_count() and not store.scan_cache:
         store.collection              # open Chroma while the model loads
     return store, exported
 
@@ -54,8 +58,8 @@ def vector_ranking(store, qvec, n):
     """[(chunk id, distance)] best first; a long member's windows count once."""
     if qvec is None or not store.embedded_count():     # nothing embedded yet
         return []
-    if not os.access(store.folder, os.W_OK):
-        # Chroma cannot open a read-only folder; the embedding cache holds the same vectors
+    if store.scan_cache or not os.access(store.folder, os.W_OK):
+        # the embedding cache holds the same vectors (exact, and fast enough at this size)
         return sorted(distances_for(store, qvec).items(), key=lambda kv: kv[1])[:n]
     for windows in (n, n * 8):
         # a member of many windows can fill the first n; then look further, once

@@ -120,6 +120,26 @@ def test_chromas_public_client_gives_the_same_answers_as_its_engine_bindings(cli
         assert json.loads(proc.stdout) == fast and proc.stderr == ""
 
 
+def test_while_a_writer_holds_the_index_queries_read_the_cache_not_chroma(cli, sample_tree,
+                                                                           tmp_path):
+    """A writer rewrites Chroma's HNSW files in place, and a reader that loads them
+    half-written can crash; while the writer lock is held, the vectors come from the
+    embedding cache instead, with the same answers."""
+    from codebase_rag.lock import writer_lock
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    answers = [cli.query(db, q["question"], "-k", "5") for q in QUESTIONS[:4]]
+    for f in (db / "chroma").rglob("*.bin"):
+        f.write_bytes(b"\0" * 64)                        # as if caught mid-write
+    with writer_lock(db):
+        for q, expected in zip(QUESTIONS[:4], answers):
+            got = cli.query(db, q["question"], "-k", "5")
+            assert [(r["file"], r["member"]) for r in got] == \
+                [(r["file"], r["member"]) for r in expected]
+            assert [r["distance"] for r in got] == \
+                pytest.approx([r["distance"] for r in expected], abs=2e-4)
+
+
 def test_a_chromadb_whose_bindings_changed_falls_back_with_one_warning(cli, sample_tree,
                                                                        tmp_path):
     db = tmp_path / "db"
