@@ -33,12 +33,6 @@ QUESTION = "how are user passwords hashed and verified"
 POLL = 1.0
 
 
-def fresh_copy(src, dst):
-    shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(src, dst, symlinks=True, ignore=shutil.ignore_patterns(".git", ".codebase-rag"))
-    return dst
-
-
 def first_build(code, tree, env=None):
     """(time to first answer, build wall, peak MB, seconds until every member had a vector
     or None, summary line) of one first build of tree with the checkout at code."""
@@ -96,9 +90,9 @@ def timed(cmd, runs=5):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--repo", required=True, type=Path, help="the main tree (jellyfin)")
+    p.add_argument("--repo", type=Path, help="the main tree (jellyfin); without it, only BossRoom")
     p.add_argument("--bossroom", type=Path, help="the small Unity tree, against the naive scripts")
-    p.add_argument("--baseline", required=True, type=Path,
+    p.add_argument("--baseline", type=Path,
                    help="a checkout of the code to compare with (the start of this work)")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--work", type=Path, help="scratch folder (default: a temp dir)")
@@ -106,48 +100,77 @@ def main():
     args = p.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="rag-first-"))
     work.mkdir(parents=True, exist_ok=True)
-    code = work / "code"                     # a snapshot, so edits during the run do not count
-    shutil.rmtree(code, ignore_errors=True)
-    shutil.copytree(speed.ROOT, code, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "__pycache__", "tests", ".codebase-rag"))
-    speed.CODE = code
+    code = speed.snapshot(work)
     results = {"ours": [], "baseline": []}
     started = time.time()
-    for run in range(args.runs):
+    for run in range(args.runs if args.repo else 0):
         order = [("ours", code, None), ("baseline", args.baseline,
                                         {"CODEBASE_RAG_PRECISION": "fp32"})]
         for name, checkout, env in order if run % 2 == 0 else order[::-1]:
-            tree = fresh_copy(args.repo, work / f"tree-{name}")
+            tree = speed.fresh_copy(args.repo, work / f"tree-{name}")
             speed.log(f"run {run + 1}/{args.runs}: {name}")
             results[name].append(first_build(checkout, tree, env))
             speed.log(f"  {results[name][-1]}")
-    ours_tree = work / "tree-ours"
-    background = timed([sys.executable, code / "index.py", "--source", ours_tree, "--background"])
-    time.sleep(10)                           # let the no-op refreshes it started finish
-    status = timed([sys.executable, code / "index.py", "--source", ours_tree, "--status"])
+    background = status = None
+    if args.repo:
+        ours_tree = work / "tree-ours"
+        background = timed([sys.executable, code / "index.py", "--source", ours_tree,
+                            "--background"])
+        time.sleep(10)                       # let the no-op refreshes it started finish
+        status = timed([sys.executable, code / "index.py", "--source", ours_tree, "--status"])
     boss = {"ours": [], "naive": []}
-    if args.bossroom:
-        for run in range(args.runs):
-            tree = fresh_copy(args.bossroom, work / "boss")
-            boss["ours"].append(first_build(code, tree)[1])
+    for run in range(args.runs if args.bossroom else 0):
+        for name in ("ours", "naive") if run % 2 == 0 else ("naive", "ours"):
+            tree = speed.fresh_copy(args.bossroom, work / "boss")
+            if name == "ours":
+                boss["ours"].append(first_build(code, tree)[1])
+                continue
             naive_db = work / "boss-naive"
             shutil.rmtree(naive_db, ignore_errors=True)
             started_naive = time.perf_counter()
             subprocess.run([sys.executable, HERE / "naive_index.py", "--source", tree, "--db",
                             naive_db], env=speed.child_env(), capture_output=True, check=True)
             boss["naive"].append(time.perf_counter() - started_naive)
-            speed.log(f"bossroom run {run + 1}: ours {boss['ours'][-1]:.0f} s, naive "
-                      f"{boss['naive'][-1]:.0f} s")
+        speed.log(f"bossroom run {run + 1}: ours {boss['ours'][-1]:.0f} s, naive "
+                  f"{boss['naive'][-1]:.0f} s")
     write(args, results, background, status, boss, started)
     print(args.out.read_text())
 
 
 def write(args, results, background, status, boss, started):
     ours, base = results["ours"], results["baseline"]
+    rows = [] if not ours else repo_rows(results, background, status)
+    if boss["ours"]:
+        bo, bn = median(boss["ours"]), median(boss["naive"])
+        rows.append(("BossRoom first build vs the original scripts", f"{bo:.0f} s{span(boss['ours'])}",
+                     f"{bn:.0f} s{span(boss['naive'])}", f"{bn / bo:.2f}x", "no slower",
+                     bo <= bn))
+    lines = [
+        "# First index", "",
+        f"Generated by `python bench/first_index.py {' '.join(sys.argv[1:])}` on "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))} "
+        f"({(time.time() - started) / 60:.0f} min).", "",
+        f"- machine: {speed.machine()}",
+        f"- ours: this checkout ({speed.git_state().split(';')[0]}), default precision "
+        f"(auto); baseline: `{args.baseline}`, fp32; {args.runs} runs each, in turn",
+        f"- repo: `{args.repo}`; medians, min-max in brackets; each build starts from a fresh "
+        f"copy with no index and no model export",
+    ]
+    if ours:
+        lines.append(f"- last summary lines: ours `{ours[-1][4]}`; baseline `{base[-1][4]}`")
+    lines += ["", "| measurement | ours | baseline | ratio | target | result |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for what, o, b, ratio, target, ok in rows:
+        verdict = "-" if ok is None else "**pass**" if ok else "**FAIL**"
+        lines.append(f"| {what} | {o} | {b} | {ratio} | {target} | {verdict} |")
+    args.out.write_text("\n".join(lines) + "\n")
+
+
+def repo_rows(results, background, status):
     col = {k: [list(x) for x in zip(*v)] for k, v in results.items()}
     o_first, o_wall, o_peak, o_cov = (median(c) for c in col["ours"][:4])
     b_first, b_wall, b_peak = (median(c) for c in col["baseline"][:3])
-    rows = [
+    return [
         ("time to first answer", f"{o_first:.0f} s{span(col['ours'][0])}",
          f"{b_first:.0f} s{span(col['baseline'][0])}", f"{b_first / o_first:.1f}x",
          "≤ 30 s", o_first <= 30),
@@ -162,29 +185,6 @@ def write(args, results, background, status, boss, started):
          background <= 1),
         ("`index.py --status`", f"{status:.2f} s", "-", "-", "≤ 0.5 s", status <= 0.5),
     ]
-    if boss["ours"]:
-        bo, bn = median(boss["ours"]), median(boss["naive"])
-        rows.append(("BossRoom first build vs the original scripts", f"{bo:.0f} s{span(boss['ours'])}",
-                     f"{bn:.0f} s{span(boss['naive'])}", f"{bn / bo:.2f}x", "no slower",
-                     bo <= bn))
-    lines = [
-        "# First index", "",
-        f"Generated by `python bench/first_index.py {' '.join(sys.argv[1:])}` on "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))} "
-        f"({(time.time() - started) / 60:.0f} min).", "",
-        f"- machine: {speed.machine()}",
-        f"- ours: this checkout ({speed.git_state().split(';')[0]}), default precision "
-        f"(auto); baseline: `{args.baseline}`, fp32; {len(ours)} runs each, in turn",
-        f"- repo: `{args.repo}`; medians, min-max in brackets; each build starts from a fresh "
-        f"copy with no index and no model export",
-        f"- last summary lines: ours `{ours[-1][4]}`; baseline `{base[-1][4]}`", "",
-        "| measurement | ours | baseline | ratio | target | result |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
-    for what, o, b, ratio, target, ok in rows:
-        verdict = "-" if ok is None else "**pass**" if ok else "**FAIL**"
-        lines.append(f"| {what} | {o} | {b} | {ratio} | {target} | {verdict} |")
-    args.out.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

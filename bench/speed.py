@@ -206,13 +206,34 @@ def count_cs(root):
     return sum(1 for p in Path(root).rglob("*.cs") if ".git" not in p.parts)
 
 
-def copy_tree(src, dst):
-    if (dst / ".speed-copied").is_file():
-        return
+def fresh_copy(src, dst):
+    """A copy of a tree as a new clone has it: no .git, no index."""
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(src, dst, symlinks=True,
                     ignore=shutil.ignore_patterns(".git", ".codebase-rag"))
+    return dst
+
+
+def copy_tree(src, dst):
+    """fresh_copy, made once per work folder."""
+    if (dst / ".speed-copied").is_file():
+        return
+    fresh_copy(src, dst)
     (dst / ".speed-copied").write_text(str(src))
+
+
+def snapshot(work):
+    """This checkout's commands and package, copied into work/code, so that edits made while
+    a benchmark runs do not count; returns that folder."""
+    global CODE
+    CODE = Path(work) / "code"
+    shutil.rmtree(CODE, ignore_errors=True)
+    CODE.mkdir(parents=True)
+    for name in ("index.py", "query.py"):
+        shutil.copy2(ROOT / name, CODE / name)
+    shutil.copytree(ROOT / "codebase_rag", CODE / "codebase_rag",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return CODE
 
 
 def export_onnx(folder):
@@ -577,13 +598,7 @@ def main():
     for tree in (args.repo, args.osu):
         if work == tree or tree in work.parents:
             raise SystemExit("--work must not be inside a benchmarked tree")
-    CODE = work / "code"
-    CODE.mkdir(exist_ok=True)
-    for name in ("index.py", "query.py"):
-        shutil.copy2(ROOT / name, CODE / name)
-    shutil.rmtree(CODE / "codebase_rag", ignore_errors=True)
-    shutil.copytree(ROOT / "codebase_rag", CODE / "codebase_rag",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    snapshot(work)
     rep = Report(args, work)
     rep.info.update(git=git_state(), machine=machine(), repo_files=count_cs(args.repo),
                     osu_files=count_cs(args.osu))

@@ -117,12 +117,6 @@ def build(code, tree, server=None):
     return wall, peak, done.stdout.strip().splitlines()[-1]
 
 
-def fresh_copy(src, dst):
-    shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(src, dst, symlinks=True, ignore=shutil.ignore_patterns(".git", ".codebase-rag"))
-    return dst
-
-
 def windows_embedded(line):
     return sum(int(n.replace(",", "")) for n in
                re.findall(r"([\d,]+) (?:windows embedded|from the team cache)", line))
@@ -141,10 +135,7 @@ def main():
     args = p.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="rag-team-"))
     work.mkdir(parents=True, exist_ok=True)
-    code = work / "code"                     # a snapshot, so edits during the run do not count
-    shutil.rmtree(code, ignore_errors=True)
-    shutil.copytree(speed.ROOT, code, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "__pycache__", "tests", ".codebase-rag"))
+    code = speed.snapshot(work)
     started = time.time()
     data = work / "server"
     shutil.rmtree(data, ignore_errors=True)
@@ -153,16 +144,16 @@ def main():
     proxy = CountingProxy(port)
     try:
         speed.log("cold local build (no server)")
-        cold = build(code, fresh_copy(args.repo, work / "cold"))
+        cold = build(code, speed.fresh_copy(args.repo, work / "cold"))
         speed.log(f"  {cold}")
         speed.log("first clone, fills the server")
-        fill = build(code, fresh_copy(args.repo, work / "fill"), proxy.url)
+        fill = build(code, speed.fresh_copy(args.repo, work / "fill"), proxy.url)
         fill_bytes = proxy.reset()
         speed.log(f"  {fill} {fill_bytes}")
         warm, warm_bytes = [], []
         for run in range(args.warm_runs):
             speed.log(f"second clone, warm server, run {run + 1}/{args.warm_runs}")
-            warm.append(build(code, fresh_copy(args.repo, work / "warm"), proxy.url))
+            warm.append(build(code, speed.fresh_copy(args.repo, work / "warm"), proxy.url))
             warm_bytes.append(proxy.reset())
             speed.log(f"  {warm[-1]} {warm_bytes[-1]}")
     finally:
