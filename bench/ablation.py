@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+import speed  # bench/speed.py: the snapshot of this checkout the runs use
+
 ROOT = Path(__file__).resolve().parents[1]
 KIT = ROOT.parent / "shared" / "eval"
 SETS = {"nl": "dev-nl-osu.jsonl", "sum": "dev-ppy__osu.jsonl"}
@@ -55,17 +57,6 @@ VARIANTS = {
     "short later headers": ({"CODEBASE_RAG_LATER_HEADER": "short"}, {},
                             "a long member's later windows lead with path and name only"),
 }
-
-
-def snapshot(dest):
-    """A copy of the commands and the package as they are now."""
-    shutil.rmtree(dest, ignore_errors=True)
-    dest.mkdir(parents=True)
-    for name in ("index.py", "query.py"):
-        shutil.copy(ROOT / name, dest / name)
-    shutil.copytree(ROOT / "codebase_rag", dest / "codebase_rag",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    return dest
 
 
 def env_key(env):
@@ -142,7 +133,7 @@ def main():
     p.add_argument("--out", type=Path, help="also write the table here")
     args = p.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    project = snapshot(args.work / "project")
+    project = speed.snapshot(args.work / "project")
     for name in args.only or VARIANTS:
         for which in args.sets:
             evaluate(args, project, which, name)

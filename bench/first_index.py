@@ -100,7 +100,7 @@ def main():
     args = p.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="rag-first-"))
     work.mkdir(parents=True, exist_ok=True)
-    code = speed.snapshot(work)
+    code = speed.snapshot(work / "code")
     results = {"ours": [], "baseline": []}
     started = time.time()
     for run in range(args.runs if args.repo else 0):

@@ -222,11 +222,11 @@ def copy_tree(src, dst):
     (dst / ".speed-copied").write_text(str(src))
 
 
-def snapshot(work):
-    """This checkout's commands and package, copied into work/code, so that edits made while
-    a benchmark runs do not count; returns that folder."""
+def snapshot(dest):
+    """This checkout's commands and package, copied into dest, so that edits made while a
+    benchmark runs do not count; returns dest, which the children then run from."""
     global CODE
-    CODE = Path(work) / "code"
+    CODE = Path(dest)
     shutil.rmtree(CODE, ignore_errors=True)
     CODE.mkdir(parents=True)
     for name in ("index.py", "query.py"):
@@ -598,7 +598,7 @@ def main():
     for tree in (args.repo, args.osu):
         if work == tree or tree in work.parents:
             raise SystemExit("--work must not be inside a benchmarked tree")
-    snapshot(work)
+    snapshot(work / "code")
     rep = Report(args, work)
     rep.info.update(git=git_state(), machine=machine(), repo_files=count_cs(args.repo),
                     osu_files=count_cs(args.osu))

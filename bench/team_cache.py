@@ -135,7 +135,7 @@ def main():
     args = p.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="rag-team-"))
     work.mkdir(parents=True, exist_ok=True)
-    code = speed.snapshot(work)
+    code = speed.snapshot(work / "code")
     started = time.time()
     data = work / "server"
     shutil.rmtree(data, ignore_errors=True)

@@ -54,9 +54,9 @@ MODEL = _setting("MODEL", None, "sentence-transformers model, a name or a folder
                  "packaged all-MiniLM-L6-v2, else the hub's)", flag="--model", kind=str)
 # -- indexing
 MAX_FILE_BYTES = _setting("MAX_FILE_BYTES", 1_000_000, "files bigger than this are skipped")
-BATCH = _setting("BATCH", 1, "texts per model call: one at a time is as fast as batches on a "
-                 "CPU, costs least memory, and keeps int8 vectors from depending on the "
-                 "texts beside them")
+BATCH = _setting("BATCH", 1, "texts per model call: one at a time (a session per core side "
+                 "by side) is fastest on a CPU, costs least memory, and keeps int8 vectors "
+                 "from depending on the texts beside them")
 FLUSH = _setting("FLUSH", 2000, "windows embedded between two writes to the index")
 HOOK_WAIT = _setting("HOOK_WAIT", 20.0, "seconds a hook waits for another writer before it "
                      "queues its file for that writer")
