@@ -68,8 +68,10 @@ class TeamCache:
             self.name, metadata=self.identity, embedding_function=None,
             configuration={"hnsw": {"space": "cosine"}})
         meta = self.collection.metadata or {}
-        if {k: meta.get(k) for k in self.identity} != self.identity:
-            raise ServerUnusable(f"collection {self.name} holds {meta}, not {self.identity}")
+        wrong = [f"{k} {meta.get(k)!r}, not {v!r}" for k, v in self.identity.items()
+                 if meta.get(k) != v]
+        if wrong:
+            raise ServerUnusable(f"its collection holds other vectors: {'; '.join(wrong)}")
 
     def call(self, doing, fn):
         """Run one request; on any fault warn once, switch the cache off, return FAILED."""
