@@ -17,7 +17,16 @@ class Chunk:
     sig_line: int       # line of the member's name
     signature: str
     doc: str            # the leading /// comment, tags stripped
-    owner_doc: str = "" # the /// comment of the innermost type around it
+    owner_doc: str = "" # the doc comment of the innermost type around it
+    doc_lines: tuple = ()   # (first, last) lines of the doc comment, which the embedded
+                            # code leaves out (the header carries the doc); () if none
+    wrapper: str = ""       # a call wrapping a function value: memo, forwardRef, styled...
+
+
+class Chunks(list):
+    """A chunker's result: the chunks in file order, and how many parse errors the file had
+    (a chunker that recovers from them still yields the chunks of the well-formed parts)."""
+    parse_errors = 0
 
 
 class ChunkerLimit(ValueError):
