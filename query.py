@@ -63,12 +63,10 @@ def run(args):
     for q in questions:
         results = search(store, q, vectors.get(q), args.k, args.mode, args.path) if q else []
         if args.max_distance is not None:
-            results = [r for r in results if (r["distance"] or 0) <= args.max_distance]
-        if note:                         # a build is still embedding: say how far it is
-            for r in results:
-                r["semantic_index_built"] = built
-        if args.json or args.batch:
-            print(to_json(results, args.lines), flush=True)
+            results = [r for r in results if (r.distance or 0) <= args.max_distance]
+        if args.json or args.batch:      # while a build is still embedding: how far it is
+            extra = {"semantic_index_built": built} if note else {}
+            print(to_json(results, args.lines, **extra), flush=True)
         else:
             if note:
                 print(note)

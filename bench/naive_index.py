@@ -37,7 +37,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # speed.py runs a snapshot of the checkout and says where in RAG_BENCH_CODE
 CODE = os.environ.get("RAG_BENCH_CODE") or str(Path(__file__).resolve().parents[1])
 sys.path.insert(0, CODE)
-from codebase_rag.chunkers import EXTENSIONS, csharp  # noqa: E402
+from codebase_rag.chunkers import csharp  # noqa: E402
+from codebase_rag.languages import EXTENSIONS  # noqa: E402
 from codebase_rag.embed import resolve_model  # noqa: E402
 from codebase_rag.walk import Ignore, read_source, walk  # noqa: E402
 
@@ -89,7 +90,7 @@ def sha(text):
 def tree(source):
     """{relative path: text} of every indexable file."""
     out = {}
-    for rel, path, st in walk(source, Ignore(source, (), EXTENSIONS)):
+    for rel, path, st in walk(source, Ignore(source, ())):
         text = read_source(path)
         if text is not None:
             out[rel] = text
@@ -155,7 +156,7 @@ def main():
     shutil.rmtree(db, ignore_errors=True)
     col = open_collection(db)
     adder = Adder(col)
-    for rel, path, st in walk(source, Ignore(source, (), EXTENSIONS)):
+    for rel, path, st in walk(source, Ignore(source, ())):
         text = read_source(path)
         if text is not None:
             adder.add_file(rel, text)

@@ -294,10 +294,11 @@ def placeholder_build(src):
 def typical_file(root):
     """A ~100-300-line file with at least one member body: the median-sized one."""
     sys.path.insert(0, str(CODE))
-    from codebase_rag.chunkers import EXTENSIONS, csharp
+    from codebase_rag.chunkers import csharp
+    from codebase_rag.languages import EXTENSIONS
     from codebase_rag.walk import Ignore, read_source, walk
     candidates = []
-    for rel, path, _ in walk(root, Ignore(root, (), EXTENSIONS)):
+    for rel, path, _ in walk(root, Ignore(root, ())):
         text = read_source(path)
         n = text.count("\n") if text else 0
         if 100 <= n <= 300:

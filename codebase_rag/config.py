@@ -100,7 +100,7 @@ DEBUG = _setting("DEBUG", False, "print a traceback on an unexpected error")
 # -- benchmark levers
 HEADER = _setting("HEADER", "path,owner,name,doc,typedoc", "parts of the header that leads "
                   "each embedded text: path, owner (namespace.class), name (kind, member and "
-                  "its words), doc (its /// summary), typedoc (its type's); 0 for none",
+                  "its words), doc (its doc comment), typedoc (its type's); 0 for none",
                   lever=True)
 WINDOWS = _setting("WINDOWS", "all", "embed every window of a long member, or only its first "
                    "(truncating, as the original tool did)", choices=("all", "first"),
@@ -122,8 +122,8 @@ DIM = 384                     # MiniLM's vector size
 MAX_TOKENS = 256              # MiniLM's window (word pieces, with [CLS] and [SEP])
 HEADER_TOKENS = 64            # a longer header (doc comment) is shortened to this
 CANDIDATES = 60               # per ranking, before fusion
-DEFAULT_EXCLUDES = ["bin/", "obj/", ".git/", "node_modules/", "packages/", INDEX_DIRNAME + "/"]
-UNITY_EXCLUDES = ("Library", "Temp")     # skipped where they sit beside ProjectSettings/
+# never walked, whatever the language (each language adds its own: chunkers.LANGUAGES)
+DEFAULT_EXCLUDES = [".git/", "node_modules/", INDEX_DIRNAME + "/"]
 COLLECTION = "chunks"
 # Each new process replays every Chroma write made since the HNSW index was last saved
 # (about 1 ms per vector; its default saves every 1,000): saving every 10 keeps a cold

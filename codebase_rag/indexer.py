@@ -9,12 +9,12 @@ import sys
 import time
 from pathlib import Path
 
-from .chunkers import chunker_for
+from .languages import chunk_source, language_for
 from .config import FLUSH, LATER_HEADER, WINDOWS
-from .embed import ExportedModel, resolve_model
+from .embed import SMOKE_TEXT, ExportedModel, resolve_model
 from .errors import one_line, warn
 from .lock import has_pending, take_pending, writer_lock
-from .store import FileIndex
+from .store import FileIndex, IndexedChunk
 from .text import cache_key, chunk_body, chunk_header, chunk_text, lexical_text, text_key, windows
 from .walk import inside, read_source
 
@@ -25,7 +25,7 @@ def chunk_file(rel, text):
     """The chunks of one file, or None (with a warning naming it) if its chunker fails:
     one file must never block the whole index."""
     try:
-        return chunker_for(rel)(text)
+        return chunk_source(rel, text)
     except Exception as e:
         warn(f"skipping {rel}: the chunker failed ({type(e).__name__}: {e})")
         return None
@@ -38,13 +38,13 @@ def build_file(rel, text, count_tokens):
     if chunks is None:
         return None
     lines = text.split("\n")
+    language = language_for(rel).name
     rows, window_texts = [], []
     for ordinal, c in enumerate(chunks):
         cid = f"{rel}#{ordinal}"
-        row = dict(id=cid, file=rel, namespace=c.namespace, **{"class": c.cls},
-                   member=c.member, kind=c.kind, start_line=c.start_line,
-                   end_line=c.end_line, signature=c.signature, text=chunk_text(lines, c))
-        rows.append((row, lexical_text(rel, c, row["text"])))
+        row = IndexedChunk(cid, rel, language, c.namespace, c.cls, c.member, c.kind,
+                           c.start_line, c.end_line, c.signature, chunk_text(lines, c))
+        rows.append((row, lexical_text(rel, c, row.text)))
         texts = windows(chunk_header(rel, c), chunk_body(lines, c), count_tokens,
                         chunk_header(rel, c, ("path", "qualified")) if LATER_HEADER == "short"
                         else None)
@@ -216,7 +216,7 @@ def write_under_lock(store, indexer, work, wait=None, record=False):
         if indexer.rebuild:
             if export:
                 export.result()
-            (indexer.embedder or indexer.model.embedder())(["public void Refill()"])
+            (indexer.embedder or indexer.model.embedder())([SMOKE_TEXT])
             store.drop()              # only once the model is known to embed
         while True:
             extra = set(store.dirty_files()) | take_pending(store.folder)

@@ -5,34 +5,42 @@ import sys
 from .config import CONFIDENT
 
 
-def qualified_name(r):
-    return ".".join(p for p in (r["class"], r["member"]) if p) or r["file"]
+def qualified_name(c):
+    return ".".join(p for p in (c.cls, c.member) if p) or c.file
 
 
-def print_results(results, show_lines, out=sys.stdout):
-    if not results:
+def print_results(hits, show_lines, out=sys.stdout):
+    if not hits:
         print("no results", file=out)
         return
-    if not results[0]["confident"] and results[0]["distance"] is not None:
-        print(f"no confident match (best distance {results[0]['distance']:.2f} > "
+    if not hits[0].confident and hits[0].distance is not None:
+        print(f"no confident match (best distance {hits[0].distance:.2f} > "
               f"{CONFIDENT}); best guesses:", file=out)
-    for i, r in enumerate(results, 1):
-        dist = "-" if r["distance"] is None else f"{r['distance']:.4f}"
-        print(f"#{i} | {r['file']}:{r['start_line']}-{r['end_line']} | {qualified_name(r)} | "
+    for i, h in enumerate(hits, 1):
+        c = h.chunk
+        dist = "-" if h.distance is None else f"{h.distance:.4f}"
+        print(f"#{i} | {c.file}:{c.start_line}-{c.end_line} | {qualified_name(c)} | "
               f"dist: {dist}", file=out)
-        lines = r["text"].split("\n")
+        lines = c.text.split("\n")
         shown = len(lines) if show_lines < 0 else show_lines
-        width = len(str(r["start_line"] + min(len(lines), shown)))
-        for n, line in enumerate(lines[:shown], r["start_line"]):
+        width = len(str(c.start_line + min(len(lines), shown)))
+        for n, line in enumerate(lines[:shown], c.start_line):
             print(f"{n:>{width}}  {line}", file=out)
         if len(lines) > shown:
             print(f"{'':>{width}}  ... ({len(lines) - shown} more lines)", file=out)
         print(file=out)
 
 
-def to_json(results, show_lines):
-    """One JSON array; each result's text cut like print's (show_lines < 0: whole)."""
-    if show_lines >= 0:
-        for r in results:
-            r["text"] = "\n".join(r["text"].split("\n")[:show_lines])
-    return json.dumps(results)
+def as_dict(hit, show_lines, **extra):
+    """A hit as JSON results give it; its text cut like print's (show_lines < 0: whole)."""
+    c = hit.chunk
+    text = c.text if show_lines < 0 else "\n".join(c.text.split("\n")[:show_lines])
+    return {"file": c.file, "start_line": c.start_line, "end_line": c.end_line,
+            "language": c.language, "namespace": c.namespace, "class": c.cls,
+            "member": c.member, "method": c.member, "kind": c.kind, "signature": c.signature,
+            "distance": hit.distance, "confident": hit.confident, "text": text, **extra}
+
+
+def to_json(hits, show_lines, **extra):
+    """One JSON array of the hits."""
+    return json.dumps([as_dict(h, show_lines, **extra) for h in hits])

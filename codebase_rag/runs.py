@@ -8,7 +8,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from .chunkers import EXTENSIONS
+from .languages import EXTENSIONS, LANGUAGES, language_for
 from .config import HOOK_WAIT, INDEX_DIRNAME, PRECISION, SERVER, SERVER_TOKEN
 from .embed import resolve_model, resolve_precision
 from .errors import DamagedIndex, OldFormat, UsageError, warn
@@ -37,7 +37,9 @@ def open_for_write(db, source, model, rebuild=False):
     claim_index_folder(db)
     try:
         store = Store(db, create=True)
-    except (OldFormat, DamagedIndex) as e:
+    except OldFormat:
+        store = open_store_afresh(db, "upgrading the index to this version's format")
+    except DamagedIndex as e:
         if not rebuild:
             raise
         store = open_store_afresh(db, str(e).split(";")[0])
@@ -66,6 +68,17 @@ def open_for_write(db, source, model, rebuild=False):
     return store
 
 
+def rechunk_changed_languages(store):
+    """Files of a language whose chunker changed since the index was built are read and
+    chunked again by this run; their vectors come back from the cache."""
+    versions = {lang.name: lang.version for lang in LANGUAGES}
+    known = json.loads(store.meta("chunkers", "{}"))
+    changed = tuple(ext for lang in LANGUAGES if known.get(lang.name) != lang.version
+                    for ext in lang.extensions)
+    store.forget_shas(lambda path: path.endswith(changed))
+    store.set_meta(chunkers=json.dumps(versions))
+
+
 def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True,
                embedder=None, detached=False, server=SERVER):
     """Index (or refresh) a whole tree; returns its summary line. detached: a background
@@ -74,7 +87,8 @@ def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True
     started = time.time()
     store = open_for_write(db, source, model, rebuild)
     store.set_meta(excludes=json.dumps(list(excludes)))
-    ignore = Ignore(source, excludes, EXTENSIONS)
+    rechunk_changed_languages(store)
+    ignore = Ignore(source, excludes)
     indexer = Indexer(store, source, ignore, model, progress, embedder)
     indexer.rebuild = rebuild
     if server:
@@ -116,7 +130,7 @@ def push_only(source, server, excludes=(), model=None, progress=True):
 def dry_run(source, excludes=()):
     """Yield (relative path, Chunk) for every chunk a build would index; embed nothing."""
     source, _ = locate(source, None)
-    for rel, path, _ in walk(source, Ignore(source, excludes, EXTENSIONS)):
+    for rel, path, _ in walk(source, Ignore(source, excludes)):
         text = read_source(path)
         for c in (chunk_file(rel, text) or ()) if text is not None else ():
             yield rel, c
@@ -126,7 +140,7 @@ def chunk_record(rel, c):
     """A chunk as --dry-run --json prints it."""
     row = asdict(c)
     row["class"] = row.pop("cls")
-    return {"file": rel, **row}
+    return {"file": rel, "language": language_for(rel).name, **row}
 
 
 def store_for_file(path, db=None, cwd=None):
@@ -164,7 +178,7 @@ def reindex_files(paths, db=None, model=None, wait=None, progress=True, cwd=None
         claim_index_folder(store.folder)
         if store.meta("source") != str(root):
             store.set_meta(source=str(root))
-        ignore = Ignore(root, json.loads(store.meta("excludes", "[]")), EXTENSIONS)
+        ignore = Ignore(root, json.loads(store.meta("excludes", "[]")))
         indexer = Indexer(store, root, ignore, model or store.meta("model"), progress)
         if store.meta("model") != indexer.model_id:
             raise UsageError(f"the index at {store.folder} was built with "

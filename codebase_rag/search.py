@@ -1,6 +1,7 @@
 """Search: the question's vector ranking and a BM25 keyword ranking, fused by reciprocal
 rank, without overlapping duplicates. Takes the question's vector; it embeds nothing."""
 import fnmatch
+from dataclasses import dataclass
 import os
 import re
 from pathlib import Path
@@ -8,10 +9,11 @@ from pathlib import Path
 from .config import (CANDIDATES, CLASS_WEIGHT, CONFIDENT, K, MODE, NAME_WEIGHT,
                      PER_FILE, PRF, RRF_K, SHORT_LINES, SHORT_WEIGHT, TEST_WEIGHT,
                      VECTOR_WEIGHT)
+from .languages import language_for
 from .embed import ExportedModel, resolve_model
 from .errors import UsageError
 from .lock import is_locked
-from .store import Store, find_index
+from .store import IndexedChunk, Store, find_index
 from .text import fts_query
 
 
@@ -105,14 +107,11 @@ def fuse(rankings, rrf_k=RRF_K, weights=None):
 
 
 def is_test(path):
-    """Test code, by the conventions of C# repositories: a *.Tests (or Tests) folder, or a
-    file named Test*.cs or *Test(s).cs."""
-    *folders, name = path.split("/")
-    return any(TEST_FOLDER.search(f) for f in folders) or bool(TEST_FILE.search(name))
+    """Test code, by the conventions of its language."""
+    lang = language_for(path)
+    return lang is not None and lang.is_test(path)
 
 
-TEST_FOLDER = re.compile(r"(?i:(^|[._-])tests?)$|[a-z0-9]Tests?$")      # Foo.Tests, UnitTests
-TEST_FILE = re.compile(r"^Tests?[A-Z_]|[a-z0-9]Tests?\.cs$|(?i:(^|[._-])tests?\.cs)$")
 ASKS_ABOUT_TESTS = re.compile(r"\btest(s|ing|ed)?\b", re.I)
 
 
@@ -122,25 +121,25 @@ def rescore(scores, rows, question):
     in BM25 and in embedding space alike); and a member may gain a share of the scores of
     its class's other candidates."""
     if TEST_WEIGHT != 1 and not ASKS_ABOUT_TESTS.search(question):
-        scores = {cid: s * (TEST_WEIGHT if cid in rows and is_test(rows[cid]["file"]) else 1)
+        scores = {cid: s * (TEST_WEIGHT if cid in rows and is_test(rows[cid].file) else 1)
                   for cid, s in scores.items()}
     if SHORT_WEIGHT != 1:
         scores = {cid: s * (SHORT_WEIGHT if cid in rows and
-                            rows[cid]["end_line"] - rows[cid]["start_line"] < SHORT_LINES else 1)
+                            rows[cid].end_line - rows[cid].start_line < SHORT_LINES else 1)
                   for cid, s in scores.items()}
     if CLASS_WEIGHT:
         totals = {}
         for cid, score in scores.items():
             if cid in rows:
-                owner = (rows[cid]["file"], rows[cid]["class"])
+                owner = (rows[cid].file, rows[cid].cls)
                 totals[owner] = totals.get(owner, 0.0) + score
-        scores = {cid: s + CLASS_WEIGHT * (totals[(rows[cid]["file"], rows[cid]["class"])] - s)
+        scores = {cid: s + CLASS_WEIGHT * (totals[(rows[cid].file, rows[cid].cls)] - s)
                   if cid in rows else s for cid, s in scores.items()}
     return scores
 
 
 def search(store, question, qvec, k=K, mode=MODE, path_glob=None):
-    """The k best chunks as dicts, best first, without overlapping duplicates and at most
+    """The k best chunks as Hits, best first, without overlapping duplicates and at most
     PER_FILE from one file. qvec None (no model yet): keywords only, without distances."""
     n = CANDIDATES * (4 if path_glob else 1)
     vector = vector_ranking(store, qvec, n) if mode != "lexical" else []
@@ -164,23 +163,31 @@ def search(store, question, qvec, k=K, mode=MODE, path_glob=None):
     results = []
     for cid in sorted(scores, key=lambda c: -scores[c]):
         row = rows.get(cid)
-        if row is None or path_glob and not fnmatch.fnmatch(row["file"], path_glob):
+        if row is None or path_glob and not fnmatch.fnmatch(row.file, path_glob):
             continue
-        same_file = [r for r in results if r["file"] == row["file"]]
+        same_file = [r for r in results if r.file == row.file]
         if PER_FILE and len(same_file) >= PER_FILE:
             continue
-        if any(r["start_line"] <= row["end_line"] and row["start_line"] <= r["end_line"]
+        if any(r.start_line <= row.end_line and row.start_line <= r.end_line
                for r in same_file):
             continue                                   # overlaps a better hit
         results.append(row)
         if len(results) == k:
             break
-    missing = [r["id"] for r in results if r["id"] not in distance]
+    missing = [r.id for r in results if r.id not in distance]
     if missing and qvec is not None:
         distance.update(distances_for(store, qvec, missing))
+    hits = []
     for r in results:
-        r["distance"] = round(distance.get(r["id"], 2.0), 4) if qvec is not None else None
-        r["method"] = r["member"]
-        r["confident"] = r["distance"] is not None and r["distance"] <= CONFIDENT
-        del r["id"]
-    return results
+        dist = round(distance.get(r.id, 2.0), 4) if qvec is not None else None
+        hits.append(Hit(r, dist, dist is not None and dist <= CONFIDENT))
+    return hits
+
+
+@dataclass
+class Hit:
+    """One answer: the chunk, its cosine distance to the question (None before the model is
+    ready), and whether that distance makes it a confident match."""
+    chunk: IndexedChunk
+    distance: float | None
+    confident: bool

@@ -23,14 +23,15 @@ from .errors import DamagedIndex, OldFormat, UsageError, damaged, warn
 # upserted into Chroma, then marked embedded. Every step is idempotent: a run killed
 # anywhere leaves doomed and pending rows, which the next run of any kind finishes first.
 
-SCHEMA_VERSION = "3"          # bump when the tables change; older indexes need --rebuild
+SCHEMA_VERSION = "4"          # bump when the tables change; a plain run upgrades an older
+                              # index from its embedding cache
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,
                                  sha TEXT);
 CREATE TABLE IF NOT EXISTS chunks(rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, file TEXT,
-    namespace TEXT, class TEXT, member TEXT, kind TEXT, start_line INTEGER, end_line INTEGER,
-    signature TEXT, text TEXT);
+    language TEXT, namespace TEXT, class TEXT, member TEXT, kind TEXT, start_line INTEGER,
+    end_line INTEGER, signature TEXT, text TEXT);
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file);
 CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(name, body, tokenize='porter unicode61');
 CREATE TABLE IF NOT EXISTS windows(id TEXT PRIMARY KEY, file TEXT, chunk TEXT,
@@ -42,8 +43,26 @@ CREATE TABLE IF NOT EXISTS doomed(id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS vectors(key TEXT PRIMARY KEY, vec BLOB);
 INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
 """
-CHUNK_FIELDS = ("id", "file", "namespace", "class", "member", "kind", "start_line",
-                "end_line", "signature", "text")
+
+
+@dataclass
+class IndexedChunk:
+    """A chunk as the index holds it: where it is, what it is, and its source text."""
+    id: str             # file#ordinal
+    file: str           # relative to the source root, '/'-separated
+    language: str
+    namespace: str
+    cls: str
+    member: str
+    kind: str
+    start_line: int
+    end_line: int
+    signature: str
+    text: str
+
+
+CHUNK_FIELDS = tuple(IndexedChunk.__dataclass_fields__)
+CHUNK_COLUMNS = ",".join("class" if f == "cls" else f for f in CHUNK_FIELDS)
 
 
 def marks(items):
@@ -124,8 +143,8 @@ class Store:
                 raise
             raise damaged(self.folder, "index.sqlite", e) from None
         if version != SCHEMA_VERSION:
-            raise OldFormat(f"the index at {self.folder} has an older format; rebuild it "
-                            f"with: python index.py --rebuild")
+            raise OldFormat(f"the index at {self.folder} has an older format; run: python "
+                            f"index.py (it upgrades the index, reusing its embeddings)")
         self._collection = None
 
     @property
@@ -178,10 +197,9 @@ class Store:
             f"{query} WHERE w.chunk IN ({marks(part)})", part)]
 
     def chunk_rows(self, ids):
-        """{chunk id: row dict} for the given ids."""
-        ids = list(ids)
-        return {r[0]: dict(zip(CHUNK_FIELDS, r)) for r in self.db.execute(
-            f"SELECT {','.join(CHUNK_FIELDS)} FROM chunks WHERE id IN ({marks(ids)})", ids)}
+        """{chunk id: IndexedChunk} for the given ids."""
+        return {r[0]: IndexedChunk(*r) for part in parts(ids) for r in self.db.execute(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE id IN ({marks(part)})", part)}
 
     def window_keys(self, ids=None):
         """{window id: cache key} of the embedded windows (all, or the given ones)."""
@@ -199,6 +217,14 @@ class Store:
     def dirty_files(self):
         """Files to read again at the next run (their windows' texts were lost)."""
         return [p for (p,) in self.db.execute("SELECT path FROM files WHERE sha IS NULL")]
+
+    def forget_shas(self, matches):
+        """Files whose path matches are read and chunked again at the next run, whatever
+        their size and time say."""
+        with self.db:
+            self.db.executemany("UPDATE files SET sha=NULL WHERE path=?",
+                                [(p,) for (p,) in self.db.execute("SELECT path FROM files")
+                                 if matches(p)])
 
     def touch(self, rel, st):
         with self.db:
@@ -254,16 +280,16 @@ class Store:
                 self.db.execute(f"DELETE FROM chunks WHERE file IN ({marks(part)})", part)
             changes = [0, 0, 0]
             for f in files:
-                old, new = before.get(f.rel, set()), {r["id"] for r, _ in f.chunks or ()}
+                old, new = before.get(f.rel, set()), {c.id for c, _ in f.chunks or ()}
                 changes = [changes[0] + len(new - old), changes[1] + len(new & old),
                            changes[2] + len(old - new)]
                 if f.chunks is None:
                     self.db.execute("DELETE FROM files WHERE path=?", (f.rel,))
                     continue
-                for row, lexical in f.chunks:
+                for c, lexical in f.chunks:
                     cur = self.db.execute(
-                        f"INSERT INTO chunks({','.join(CHUNK_FIELDS)}) VALUES "
-                        f"({marks(CHUNK_FIELDS)})", [row[k] for k in CHUNK_FIELDS])
+                        f"INSERT INTO chunks({CHUNK_COLUMNS}) VALUES ({marks(CHUNK_FIELDS)})",
+                        [getattr(c, k) for k in CHUNK_FIELDS])
                     self.db.execute("INSERT INTO lexical(rowid, name, body) VALUES (?, ?, ?)",
                                     (cur.lastrowid, *lexical))
                 self.db.executemany(
@@ -355,27 +381,32 @@ class Store:
         self._collection = None
 
 
-def salvage_cache(folder):
-    """The embedding-cache rows still readable in a damaged or old index.sqlite."""
-    rows = []
+KEPT_META = ("model", "precision", "source", "in_tree", "excludes")   # what an upgrade keeps
+
+
+def salvage(folder):
+    """(embedding-cache rows, the meta an upgrade keeps) still readable in a damaged or old
+    index.sqlite."""
+    rows, meta = [], {}
     try:
         con = sqlite3.connect(f"file:{Path(folder) / 'index.sqlite'}?mode=ro", uri=True)
-        for row in con.execute("SELECT key, vec FROM vectors"):
-            rows.append(row)
+        meta = {k: v for k, v in con.execute("SELECT key, value FROM meta") if k in KEPT_META}
+        rows = con.execute("SELECT key, vec FROM vectors").fetchall()
     except sqlite3.Error:
         pass
-    return rows
+    return rows, meta
 
 
 def open_store_afresh(folder, reason):
-    """For --rebuild of an unreadable or old index.sqlite: a new one, with the old
-    embedding cache when it can still be read."""
-    rows = salvage_cache(folder)
+    """For an unreadable index.sqlite (--rebuild) or one of an older format (any run): a new
+    one, with the old embedding cache and settings where they can still be read."""
+    rows, meta = salvage(folder)
     for old in Path(folder).glob("index.sqlite*"):
         old.unlink()
     store = Store(folder, create=True)
     with store.db:
         store.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", rows)
+    store.set_meta(**meta)
     warn(f"{reason}; started index.sqlite afresh, keeping {len(rows):,} cached vectors")
     return store
 
@@ -386,5 +417,5 @@ class FileIndex:
     mtime_ns: int = None
     size: int = None
     sha: str = None
-    chunks: list = None        # [(row dict, lexical text)]; None: remove the file
+    chunks: list = None        # [(IndexedChunk, lexical text)]; None: remove the file
     windows: list = ()         # [(window id, chunk id, ordinal, cache key, text)]

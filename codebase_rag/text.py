@@ -38,7 +38,8 @@ def chunk_header(rel, c, parts=HEADER_PARTS):
     (refill timers)"."""
     owner = ".".join(p for p in (c.namespace, c.cls) if p)
     fields = {"path": rel, "owner": owner,
-              "name": f"{c.kind} {c.member} ({split_identifiers(c.member).lower()})",
+              "name": f"{c.kind} {c.member}{f' ({c.wrapper})' if c.wrapper else ''} "
+                      f"({split_identifiers(c.member).lower()})",
               "qualified": ".".join(p for p in (owner, c.member) if p)}
     line = " | ".join(v for k, v in fields.items() if k in parts)
     docs = [c.doc if "doc" in parts else "",
@@ -52,10 +53,9 @@ def first_sentence(text):
 
 def chunk_body(lines, c):
     """The chunk's code without its doc comment (the header has that), attributes kept."""
-    first = c.start_line - 1
-    while first < c.sig_line - 1 and lines[first].lstrip().startswith("///"):
-        first += 1
-    return "\n".join(lines[first:c.end_line])
+    first, last = c.doc_lines or (0, -1)
+    return "\n".join(line for n, line in enumerate(lines[c.start_line - 1:c.end_line], c.start_line)
+                     if not first <= n <= last)
 
 
 def chunk_text(lines, c):

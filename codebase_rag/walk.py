@@ -1,23 +1,34 @@
 """Walk: the files a build indexes. It follows .gitignore files (nested ones too), the
-default and --exclude globs, and reads only regular files inside the source tree."""
+default and --exclude globs, each language's own excludes, and reads only regular files
+inside the source tree."""
 import os
 import stat
 from pathlib import Path
 
-from .config import DEFAULT_EXCLUDES, MAX_FILE_BYTES, UNITY_EXCLUDES
+from .languages import LANGUAGES
+from .config import DEFAULT_EXCLUDES, MAX_FILE_BYTES
 from .errors import warn
 
 
 class Ignore:
     """The files a build must skip: default and --exclude globs, plus every .gitignore
-    from the source root down (deeper files win, as in git)."""
+    from the source root down (deeper files win, as in git), plus what each language says
+    holds none of its source (a folder is walked while some language may have files there)."""
 
-    def __init__(self, root, excludes=(), extensions=(".cs",)):
+    def __init__(self, root, excludes=(), languages=LANGUAGES):
         import pathspec
         self.pathspec = pathspec
         self.root = Path(root)
-        self.extensions = tuple(extensions)
-        self.base = pathspec.GitIgnoreSpec.from_lines(list(DEFAULT_EXCLUDES) + list(excludes))
+        self.extensions = tuple(ext for lang in languages for ext in lang.extensions)
+        self.base = pathspec.GitIgnoreSpec.from_lines(
+            list(DEFAULT_EXCLUDES) + [d for lang in languages for d in lang.never_walked]
+            + list(excludes))
+        self.scoped = [(lang.extensions, pathspec.GitIgnoreSpec.from_lines(lang.excludes))
+                       for lang in languages]
+        self.beside = {}              # folder name -> the marker folder that must sit beside it
+        for lang in languages:
+            for marker, folders in lang.beside:
+                self.beside.update(dict.fromkeys(folders, marker))
         self.specs = {}               # directory (relative, '' = root) -> spec or None
 
     def spec_for(self, rel_dir):
@@ -38,8 +49,13 @@ class Ignore:
         probe = rel + "/" if is_dir else rel
         if self.base.match_file(probe):
             return True
-        if is_dir and rel.rsplit("/", 1)[-1] in UNITY_EXCLUDES and \
-                (self.root / rel / ".." / "ProjectSettings").is_dir():
+        marker = self.beside.get(rel.rsplit("/", 1)[-1]) if is_dir else None
+        if marker and (self.root / rel / ".." / marker).is_dir():
+            return True
+        if is_dir and all(spec.match_file(probe) for _, spec in self.scoped):
+            return True                   # no language has source there
+        if not is_dir and any(spec.match_file(probe) for exts, spec in self.scoped
+                              if rel.endswith(exts)):
             return True
         parts = rel.split("/")
         for depth in range(len(parts) - 1, -1, -1):       # deepest .gitignore first

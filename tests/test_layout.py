@@ -12,7 +12,7 @@ PACKAGE = ROOT / "codebase_rag"
 # the pipeline's stages in order (walk -> chunk -> embed -> store -> search -> print), then
 # what drives them.
 RANK = {
-    "config": 0, "errors": 1,
+    "config": 0, "errors": 1, "languages": 1,
     "walk": 2, "chunkers": 2, "chunkers.csharp": 2, "text": 2,
     "embed": 3, "chroma": 3,
     "store": 4, "lock": 4, "remote": 4,
@@ -86,6 +86,29 @@ def test_the_first_stages_import_nothing_heavy():
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def code_strings(path):
+    """The string constants of a module's code, docstrings left out."""
+    tree = ast.parse(path.read_text())
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+            and isinstance(n.value, str) and id(n) not in docs]
+
+
+def test_language_knowledge_lives_in_its_row_and_its_chunker():
+    from codebase_rag.languages import LANGUAGES
+    names = {lang.name for lang in LANGUAGES}
+    extensions = {e for lang in LANGUAGES for e in lang.extensions}
+    for path in [*PACKAGE.rglob("*.py"), ROOT / "index.py", ROOT / "query.py"]:
+        if path.name == "languages.py" or "chunkers" in path.parts:
+            continue
+        for text in code_strings(path):
+            assert not (names & set(re.findall(r"\w+", text)) or "///" in text or
+                        any(re.search(rf"{re.escape(e)}\b", text) for e in extensions)), \
+                f"{path.name} knows a language: {text!r}"
 
 
 def test_no_test_edits_sys_path():

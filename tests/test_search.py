@@ -94,7 +94,7 @@ def ask(store, embedder, question, **kw):
 
 
 def names(results):
-    return [r["member"] for r in results]
+    return [r.chunk.member for r in results]
 
 
 def test_reciprocal_rank_fusion_rewards_agreement_then_rank():
@@ -127,7 +127,7 @@ def test_modes_use_one_ranking_each(store, word_embedder):
 
 def test_test_code_yields_to_production_code_unless_tests_are_asked_for(store, word_embedder):
     def top(question):
-        return ask(store, word_embedder, question, k=1)[0]["member"]
+        return ask(store, word_embedder, question, k=1)[0].chunk.member
     assert top("refill the energy timers") == "RefillTimers"       # the test matches better
     assert top("the test to refill the energy timers") == "RefillTheEnergyTimers"
 
@@ -141,15 +141,14 @@ def test_a_member_of_a_few_lines_yields_to_a_longer_one_that_fits_as_well(store,
 def test_k_path_filter_and_no_overlaps(store, word_embedder):
     results = ask(store, word_embedder, "item", k=3, path_glob="Inventory/*")
     assert names(results) == ["AddItem", "RemoveItem"]    # only two members live there
-    spans = [(r["file"], r["start_line"], r["end_line"]) for r in
+    spans = [(r.chunk.file, r.chunk.start_line, r.chunk.end_line) for r in
              ask(store, word_embedder, "energy item password", k=10)]
     assert len(spans) == len(set(spans)) == 8
 
 
 def test_results_carry_a_distance_and_a_confidence_flag(store, word_embedder):
     [hit] = ask(store, word_embedder, "spend energy amount", k=1)
-    assert hit["member"] == hit["method"] == "SpendEnergy"
-    assert 0 <= hit["distance"] < 0.62 and hit["confident"]
+    assert hit.chunk.member == "SpendEnergy"
+    assert 0 <= hit.distance < 0.62 and hit.confident
     [far] = ask(store, word_embedder, "pbkdf2", mode="lexical", k=1)
-    assert far["distance"] > 0.62 and not far["confident"]  # found by keyword, far in meaning
-    assert "id" not in hit
+    assert far.distance > 0.62 and not far.confident  # found by keyword, far in meaning

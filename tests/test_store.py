@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from codebase_rag.errors import OldFormat, UsageError
-from codebase_rag.store import (FileIndex, Store, claim_index_folder, open_store_afresh,
-                                owned)
+from codebase_rag.store import (FileIndex, IndexedChunk, Store, claim_index_folder,
+                                open_store_afresh, owned)
 
 
 def vector_of(member):
@@ -23,10 +23,9 @@ def file_index(rel, members, sha="sha"):
     chunks, windows = [], []
     for ordinal, member in enumerate(members):
         cid = f"{rel}#{ordinal}"
-        row = dict(id=cid, file=rel, namespace="N", **{"class": "C"}, member=member,
-                   kind="method", start_line=ordinal * 10 + 1, end_line=ordinal * 10 + 5,
-                   signature=f"void {member}()", text=f"void {member}() {{ }}")
-        chunks.append((row, (member, row["text"])))
+        row = IndexedChunk(cid, rel, "csharp", "N", "C", member, "method", ordinal * 10 + 1,
+                           ordinal * 10 + 5, f"void {member}()", f"void {member}() {{ }}")
+        chunks.append((row, (member, row.text)))
         windows.append((f"{cid}.0", cid, 0, f"key-{member}", f"method {member}"))
     return FileIndex(rel, 1, 1, sha, chunks, windows)
 

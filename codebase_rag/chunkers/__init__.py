@@ -1,7 +1,8 @@
-"""Chunkers: source text in, chunks out, one module per language. Pure: no disk, no model.
+"""Chunkers: source text in, chunks out, one module per language (languages.py says which
+files are whose). Pure: no disk, no model.
 
-A chunk is one member with a body (method, constructor, property, ...), or a type with
-no such member, or a file's top-level statements.
+A chunk is one member with a body (method, constructor, property, function, ...), or a
+type with no such member, or code at file level that nothing else covers.
 """
 from dataclasses import dataclass
 
@@ -9,14 +10,14 @@ from dataclasses import dataclass
 @dataclass
 class Chunk:
     namespace: str
-    cls: str            # nesting chain of types, e.g. Outer.Inner
+    cls: str            # nesting chain of containers (types, objects), e.g. Outer.Inner
     member: str
     kind: str           # method, constructor, property, ...; or a type's kind, top-level, file
     start_line: int     # first line of the leading doc comment and attributes
     end_line: int       # line of the closing brace or semicolon
     sig_line: int       # line of the member's name
     signature: str
-    doc: str            # the leading /// comment, tags stripped
+    doc: str            # the doc comment, markup stripped
     owner_doc: str = "" # the doc comment of the innermost type around it
     doc_lines: tuple = ()   # (first, last) lines of the doc comment, which the embedded
                             # code leaves out (the header carries the doc); () if none
@@ -31,14 +32,3 @@ class Chunks(list):
 
 class ChunkerLimit(ValueError):
     """A file beyond what a chunker handles; the indexer skips it with a warning."""
-
-
-from . import csharp  # noqa: E402  (it builds on Chunk, defined above)
-
-CHUNKERS = {".cs": csharp.chunk}          # file extension -> chunker
-EXTENSIONS = tuple(CHUNKERS)
-
-
-def chunker_for(path):
-    """The chunker for a file name, or None."""
-    return next((f for ext, f in CHUNKERS.items() if str(path).endswith(ext)), None)

@@ -243,9 +243,18 @@ class _Chunker:
     def emit(self, ns, types, member, kind, first, name_tok, last, sig_from, sig_to, owner_doc=""):
         start, doc = self.doc_before(first)
         sig = self.source(sig_from, sig_to)
+        sig_line = self.L[name_tok]
+        doc_lines = self.doc_span(start, sig_line) if start < self.L[first] else ()
         self.chunks.append(Chunk(".".join(ns), ".".join(types), member, kind, start,
-                                 self.L[min(last, self.n - 1)], self.L[name_tok], sig[:300], doc,
-                                 owner_doc))
+                                 self.L[min(last, self.n - 1)], sig_line, sig[:300], doc,
+                                 owner_doc, doc_lines))
+
+    def doc_span(self, start, sig_line):
+        """(first, last) line of the /// lines that open a chunk, above its signature."""
+        last = start - 1
+        while last < sig_line - 1 and self.lines[last].lstrip().startswith("///"):
+            last += 1
+        return (start, last) if last >= start else ()
 
     def source(self, i, j):
         """The source text from token i up to token j, whitespace collapsed."""
@@ -455,7 +464,7 @@ class _Frame:
         self.doc, self.outer_doc = doc, outer_doc
 
 
-def chunk(text):
+def chunk(text, ext=".cs"):
     """Split C# source into chunks: one per member with a body, plus memberless types
     and top-level statements. Pure: text in, chunks out."""
     return _Chunker(text).parse()

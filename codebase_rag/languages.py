@@ -1,0 +1,52 @@
+"""Languages: the one table of what the tool knows of each language, a record each: its
+files, its chunker (a module of chunkers/), its test code and what to skip. No other module
+knows a language by name; a new language is a chunker module and a row here.
+"""
+import importlib
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Language:
+    name: str                 # as --lang and JSON results call it
+    extensions: tuple         # the files it reads
+    module: str               # the chunker: this package's module whose chunk(text, ext) it is
+    version: int              # bump when its chunks change: its files are chunked again on the
+                              # next run, their vectors reused from the cache
+    test_dir: re.Pattern      # a folder of test code
+    test_file: re.Pattern     # a file name of test code
+    excludes: tuple = ()      # .gitignore-style patterns of its files that are not source
+    never_walked: tuple = ()  # folders that hold nobody's source (dependencies, caches)
+    beside: tuple = ()        # (marker, folders): folders of generated files, skipped where
+                              # the marker folder sits beside them
+
+    def chunk(self, text, ext):
+        """The chunks of a file's text (the chunker module is imported on first use)."""
+        return importlib.import_module(f"{__package__}.chunkers.{self.module}").chunk(text, ext)
+
+    def is_test(self, path):
+        *folders, name = path.split("/")
+        return any(self.test_dir.search(f) for f in folders) or bool(self.test_file.search(name))
+
+
+LANGUAGES = (
+    Language("csharp", (".cs",), "csharp", 1,
+             test_dir=re.compile(r"(?i:(^|[._-])tests?)$|[a-z0-9]Tests?$"),  # Foo.Tests, UnitTests
+             test_file=re.compile(r"^Tests?[A-Z_]|[a-z0-9]Tests?\.cs$|(?i:(^|[._-])tests?\.cs)$"),
+             excludes=("bin/", "obj/", "packages/"),
+             beside=(("ProjectSettings", ("Library", "Temp")),)),        # Unity's caches
+)
+EXTENSIONS = tuple(ext for lang in LANGUAGES for ext in lang.extensions)
+
+
+def language_for(path):
+    """The Language of a file name, or None."""
+    path = str(path)
+    return next((lang for lang in LANGUAGES if path.endswith(lang.extensions)), None)
+
+
+def chunk_source(path, text):
+    """The chunks of a file's text, by its language."""
+    lang = language_for(path)
+    return lang.chunk(text, max((e for e in lang.extensions if str(path).endswith(e)), key=len))

@@ -1,0 +1,124 @@
+"""The language table (codebase_rag/languages.py): every language is one row, and the rest of
+the tool asks the row, never the file name. What a row decides: which files are the
+language's, how they are chunked, which are test code, what is skipped; and when its chunker
+changes, its files are chunked again on the next plain run, with their vectors reused."""
+import os
+import re
+import sqlite3
+
+import pytest
+
+from codebase_rag.chunkers import Chunk
+from codebase_rag.languages import LANGUAGES, Language, chunk_source, language_for
+from codebase_rag.runs import index_tree
+from codebase_rag.walk import Ignore, walk
+
+
+def test_every_row_names_its_files_and_a_chunker_that_works():
+    for lang in LANGUAGES:
+        assert lang.extensions and all(e.startswith(".") for e in lang.extensions)
+        assert isinstance(lang.chunk("", lang.extensions[0]), list)
+    extensions = [e for lang in LANGUAGES for e in lang.extensions]
+    assert len(extensions) == len(set(extensions)), "an extension belongs to one language"
+
+
+def test_a_file_is_the_language_of_its_extension():
+    assert language_for("src/Game/Energy.cs").name == "csharp"
+    assert language_for("README.md") is None
+    [chunk] = chunk_source("A.cs", "class A { void M() { } }")
+    assert (chunk.cls, chunk.member, chunk.kind) == ("A", "M", "method")
+
+
+@pytest.mark.parametrize("path, test", [
+    ("Game.Tests/EnergyTests.cs", True),
+    ("src/UnitTests/Helpers.cs", True),
+    ("tests/Energy.cs", True),
+    ("src/TestEnergy.cs", True),
+    ("src/Testament.cs", False),
+    ("src/Contest/Score.cs", False),
+    ("src/Energy.cs", False),
+])
+def test_test_code_by_the_conventions_of_csharp(path, test):
+    assert language_for(path).is_test(path) == test
+
+
+FAKE = Language("fake", (".fk",), "csharp", 1, test_dir=re.compile("^$"),
+                test_file=re.compile("^$"), excludes=("out/",))
+
+
+def test_a_languages_excludes_skip_only_its_own_files(tmp_path):
+    for rel in ("bin/App.cs", "bin/tool.fk", "out/App.cs", "out/gen.fk", "src/Main.cs"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("class A { }")
+    languages = (language_for("x.cs"), FAKE)
+    found = sorted(rel for rel, _, _ in walk(tmp_path, Ignore(tmp_path, (), languages)))
+    # C# skips bin/ (build output), the fake language skips out/: each only its own
+    assert found == ["bin/tool.fk", "out/App.cs", "src/Main.cs"]
+
+
+def test_a_folder_no_language_reads_is_never_walked(tmp_path, monkeypatch):
+    (tmp_path / "obj" / "deep").mkdir(parents=True)
+    (tmp_path / "obj" / "deep" / "Gen.cs").write_text("class G { }")
+    scanned = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda p: scanned.append(str(p)) or real_scandir(p))
+    assert list(walk(tmp_path, Ignore(tmp_path))) == []
+    assert not any("obj" in p for p in scanned)
+
+
+def test_unitys_caches_are_skipped_only_beside_project_settings(tmp_path):
+    for rel in ("Game/Library/Cached.cs", "Game/ProjectSettings/x.asset", "Tools/Library/Real.cs"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("class A { void M() { } }")
+    found = [rel for rel, _, _ in walk(tmp_path, Ignore(tmp_path))]
+    assert found == ["Tools/Library/Real.cs"]
+
+
+def summary_counts(line):
+    """(files changed, windows embedded, windows from the cache) of an index_tree summary."""
+    changed = int(re.search(r"\((\d+) changed\)", line)[1])
+    embedded, cached = re.search(r"(\d+) windows embedded, (\d+) from cache", line).groups()
+    return changed, int(embedded), int(cached)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "Energy.cs").write_text("class Energy {\n  void Refill() { }\n"
+                                   "  int Max() { return 5; }\n}\n")
+    (src / "Shop.cs").write_text("class Shop {\n  void Buy() { }\n}\n")
+    return src
+
+
+def test_a_changed_chunker_chunks_its_files_again_and_reuses_their_vectors(tree, tmp_path,
+                                                                           word_embedder):
+    db = tmp_path / "db"
+    index_tree(str(tree), str(db), progress=False, embedder=word_embedder)
+    assert summary_counts(index_tree(str(tree), str(db), progress=False,
+                                     embedder=word_embedder)) == (0, 0, 0)
+    con = sqlite3.connect(db / "index.sqlite")
+    with con:                              # as if the index was made by an older C# chunker
+        con.execute("""UPDATE meta SET value='{"csharp": 0}' WHERE key='chunkers'""")
+    con.close()
+    line = index_tree(str(tree), str(db), progress=False, embedder=word_embedder)
+    assert summary_counts(line) == (2, 0, 3)          # both files chunked, nothing embedded
+
+
+def test_an_index_of_an_older_format_is_upgraded_by_a_plain_run(tree, tmp_path,
+                                                                word_embedder, capsys):
+    db = tmp_path / "db"
+    index_tree(str(tree), str(db), progress=False, embedder=word_embedder)
+    con = sqlite3.connect(db / "index.sqlite")
+    with con:
+        con.execute("UPDATE meta SET value='3' WHERE key='schema'")
+    con.close()
+    line = index_tree(str(tree), str(db), progress=False, embedder=word_embedder)
+    assert summary_counts(line) == (2, 0, 3)
+    assert "upgrading the index" in capsys.readouterr().err
+
+
+def test_chunks_carry_where_their_doc_comment_is():
+    [c] = chunk_source("A.cs", "class A {\n  /// <summary>Max.</summary>\n  int Max() => 5;\n}")
+    assert (c.start_line, c.doc_lines, c.doc) == (2, (2, 2), "Max.")
+    assert Chunk.__dataclass_fields__["doc_lines"].default == ()
