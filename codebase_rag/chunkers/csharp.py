@@ -116,9 +116,9 @@ def _skip_string(text, pos):
 
 def _branch_end(text, pos, end):
     """Where a comment or string that opens inside an #if branch at pos and runs to end
-    stops at the latest: at the directive ending its branch. The branch may be one the
-    compiler skips without lexing, so a `/*` or `@"` left open there ends with it. A whole
-    #if group inside the literal is its text (say, commented-out code)."""
+    stops at the latest: at the directive ending its branch (a whole #if group inside the
+    literal is its text, say commented-out code). Reaching that directive means the branch
+    is one the compiler skips without lexing, where a `/*` or `@"` may be left open."""
     depth = 0
     for d in _BRANCH_DIRECTIVE.finditer(text, pos, end):
         if d.group(1) == "if":
@@ -143,7 +143,10 @@ def tokenize(text):
         end = _skip_string(text, pos) if kind == "special" else m.end()
         if groups and kind in ("comment", "verbatim", "special") and \
                 text.find("\n", pos, end) >= 0:
-            end = _branch_end(text, pos, end)
+            cut = _branch_end(text, pos, end)
+            if cut < end:                # a skipped branch: none of it is code
+                kind, end, branch = "comment", cut, groups[-1][-1]
+                del texts[branch:], lines[branch:], offsets[branch:]
         if kind == "ws" or kind == "comment":
             pass
         elif kind == "doc":
