@@ -355,6 +355,33 @@ def test_doc_comment_then_attributes_start_at_the_first_doc_line():
     assert c.doc == "Adds to b."
 
 
+def test_doc_comment_above_an_attribute_under_if_belongs_to_the_member():
+    # The directives between a doc comment and its member are no gap: the doc is the member's.
+    result = chunk("""
+        class C
+        {
+            /// <summary>Only on .NET 6.</summary>
+        #if NET6_0_OR_GREATER
+            [SupportedOSPlatform("windows")]
+        #endif
+            public void M()
+            {
+            }
+            /// <summary>Either way.</summary>
+        #if DEBUG
+            [A]
+        #else
+            [B]
+        #endif
+            public void N() { }
+        }
+        """)
+    assert [(c.member, c.start_line, c.sig_line, c.end_line, c.doc) for c in result] == [
+        ("M", 3, 7, 9, "Only on .NET 6."),
+        ("N", 10, 16, 16, "Either way."),
+    ]
+
+
 def test_doc_comment_separated_by_a_blank_line_or_plain_comment_is_not_taken():
     assert chunks("""
         class C
@@ -485,6 +512,42 @@ def test_records():
     ]
 
 
+def test_extension_block_members_are_chunks_under_the_block_named_by_its_receiver_type():
+    # C# 14: an extension block is no type of its own, but, as Roslyn displays its members
+    # (E.extension(string).IsEmpty), the receiver type tells one block from another.
+    result = chunk("""
+        /// <summary>String helpers.</summary>
+        public static class E
+        {
+            /// <summary>Extends strings.</summary>
+            extension(string s)
+            {
+                public bool IsEmpty => s.Length == 0;
+                public void M() { }
+            }
+            extension<T>(List<T> list) where T : class
+            {
+                public static int Count() => 0;
+            }
+            extension(double)
+            {
+                public static bool IsFinite(double x) { return true; }
+                public static double Parse(string s) => 0;
+            }
+            public static void Classic(this string s) { }
+        }
+        """)
+    assert [(c.kind, c.cls, c.member, c.start_line, c.end_line, c.owner_doc)
+            for c in result] == [
+        ("property", "E.extension(string)", "IsEmpty", 7, 7, "Extends strings."),
+        ("method", "E.extension(string)", "M", 8, 8, "Extends strings."),
+        ("method", "E.extension<T>(List<T>)", "Count", 12, 12, "String helpers."),
+        ("method", "E.extension(double)", "IsFinite", 16, 16, "String helpers."),
+        ("method", "E.extension(double)", "Parse", 17, 17, "String helpers."),
+        ("method", "E", "Classic", 19, 19, "String helpers."),
+    ]
+
+
 def test_primary_constructors_and_structs():
     assert chunks("""
         class Foo(int x) : Bar(x)
@@ -578,6 +641,23 @@ def test_file_scoped_namespace():
         """)
     assert [(c.namespace, c.cls, c.member, c.start_line) for c in result] == \
         [("Company.Product.Feature", "C", "M", 7)]
+
+
+def test_file_scoped_namespaces_in_if_else_are_alternatives_and_the_if_branch_names():
+    # C# allows one file-scoped namespace per file, so a second one is another branch's.
+    result = chunk("""
+        #if LEGACY
+        namespace Company.Old;
+        #else
+        namespace Company.New;
+        #endif
+
+        class C
+        {
+            void M() { }
+        }
+        """)
+    assert [(c.namespace, c.cls, c.member) for c in result] == [("Company.Old", "C", "M")]
 
 
 def test_nested_block_namespaces():
@@ -926,6 +1006,93 @@ def test_if_else_with_two_openings_sharing_one_closing_keeps_the_if_branch():
     assert (after.member, after.start_line) == ("After", 10)
 
 
+def test_expression_body_split_by_if_else_ends_after_the_last_branch():
+    # A group in the middle of a declaration holds alternatives for the same stretch of it.
+    result = chunk("""
+        class C
+        {
+            public static bool IsWindows =>
+        #if NET5_0_OR_GREATER
+                OperatingSystem.IsWindows();
+        #elif NETFRAMEWORK
+                true;
+        #else
+                RuntimeInformation.IsOSPlatform(OSPlatform.Windows);
+        #endif
+            public int M(int x) =>
+        #if DEBUG
+                Check(x);
+        #else
+                x;
+        #endif
+            void After() { }
+        }
+        """)
+    assert [(c.kind, c.member, c.start_line, c.end_line, c.signature) for c in result] == [
+        ("property", "IsWindows", 3, 9, "public static bool IsWindows"),
+        ("method", "M", 11, 15, "public int M(int x)"),
+        ("method", "After", 17, 17, "void After()"),
+    ]
+
+
+@pytest.mark.parametrize("opening", ["/* Do something else", '@"never closed', '$@"never {closed',
+                                     '"""never closed'])
+def test_unterminated_comment_or_string_in_a_skipped_branch_ends_at_the_branch(opening):
+    # The C# standard's example: a skipped branch is not lexed, so what opens there cannot
+    # run past the directive that ends the branch; and a branch with a literal left open is
+    # one the compiler skips, so none of it is read.
+    assert chunks(f"""
+        class PurchaseTransaction
+        {{
+            void Commit()
+            {{
+        #if Debug
+                CheckConsistency();
+        #else
+                {opening}
+        #endif
+            }}
+        #if LEGACY
+            string note = {opening};
+        #endif
+            void After() {{ }}
+        }}
+        """) == [
+        ("method", "PurchaseTransaction", "Commit", 3, 10),
+        ("method", "PurchaseTransaction", "After", 14, 14),
+    ]
+
+
+def test_a_verbatim_string_or_comment_spanning_a_whole_if_group_is_one_literal():
+    # The C# standard's other example: directive-like lines inside a literal are text.
+    assert chunks("""
+        class Hello
+        {
+            static void Main()
+            {
+                System.Console.WriteLine(@"hello,
+        #if Debug
+                world
+        #else
+                Nebraska
+        #endif
+                ");
+            }
+        #if A
+            /* old code:
+        #if B
+            void Old() { }
+        #endif
+            */
+        #endif
+            void After() { }
+        }
+        """) == [
+        ("method", "Hello", "Main", 3, 12),
+        ("method", "Hello", "After", 20, 20),
+    ]
+
+
 def test_nested_if_and_spaced_directives():
     assert chunks("""
         class C
@@ -1085,6 +1252,16 @@ def test_file_of_usings_and_assembly_attributes_is_one_file_chunk():
         """) == [("file", "", "", 1, 6)]
 
 
+def test_unsafe_and_global_using_aliases_are_directives_not_top_level_statements():
+    assert chunks("""
+        using unsafe IntPtrAlias = int*;
+        using unsafe Callback = delegate* unmanaged<int, void>;
+        global using Assert = NUnit.Framework.Legacy.ClassicAssert;
+        global using unsafe Bytes = byte*;
+        class C { void M() { } }
+        """) == [("method", "C", "M", 5, 5)]
+
+
 def test_file_with_only_a_namespace_is_one_file_chunk():
     assert chunks("""
         namespace Empty;
@@ -1162,6 +1339,7 @@ def test_unterminated_block_comment_swallows_the_rest():
     '$"{(a ? "}"', "'", "'{", "{", "}", "}}}{{{", "(", ")", "[", "]", "#if A\n{\n",
     "#else\n}\n#endif\n", "#endif", "/*", "///", "=>", ";", "class", "class {", "void M(",
     "namespace", "namespace N {", "[assembly:", "operator", "this[", "~", "delegate",
+    "global", "global using", "using unsafe", "extension(", "extension<T>(", "#if A\n/*\n",
 ])
 def test_fragments_do_not_raise(text):
     assert problems(text, csharp.chunk(text)) == []

@@ -4,6 +4,11 @@ A small lexer turns C# into tokens. Comments, the insides of strings and char li
 and the branches of #if that are not taken never reach the brace counter. The chunker
 then reads declarations one by one and jumps over member bodies, so local functions,
 lambdas and statements can never become chunks of their own.
+
+The chunker cannot know which #if branches the compiler takes, so it reads them all when
+each is whole (members, statements) and otherwise the first (_drop_unbalanced_branches).
+The members of a C# 14 extension block (`extension(string s) { ... }` in static class E)
+are chunks of the class chain E.extension(string), as Roslyn displays them.
 """
 import re
 
@@ -24,6 +29,7 @@ _TOKEN = re.compile(r"""
 """, re.S | re.M | re.X)
 _STRING_START = re.compile(r'(\$*)(@?)(\$*)("+)')
 _DOC_TAG = re.compile(r"<[^>]*>|^\s*///\s?", re.M)
+_BRANCH_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|elif|else|endif)\b", re.M)
 
 KEYWORDS = frozenset("""abstract as base bool break byte case catch char checked class const
 continue decimal default delegate do double else enum event explicit extern false finally fixed
@@ -108,9 +114,26 @@ def _skip_string(text, pos):
     return n if frames else i
 
 
+def _branch_end(text, pos, end):
+    """Where a comment or string that opens inside an #if branch at pos and runs to end
+    stops at the latest: at the directive ending its branch (a whole #if group inside the
+    literal is its text, say commented-out code). Reaching that directive means the branch
+    is one the compiler skips without lexing, where a `/*` or `@"` may be left open."""
+    depth = 0
+    for d in _BRANCH_DIRECTIVE.finditer(text, pos, end):
+        if d.group(1) == "if":
+            depth += 1
+        elif depth == 0:
+            return d.start()
+        elif d.group(1) == "endif":
+            depth -= 1
+    return end
+
+
 def tokenize(text):
-    """(tokens, their 1-based lines, their offsets, the set of lines holding /// docs)."""
-    texts, lines, offsets, doc_lines = [], [], [], set()
+    """(tokens, their 1-based lines, their offsets, the set of lines holding /// docs,
+    {line: word} of the preprocessor directives, e.g. {3: "if", 5: "endif"})."""
+    texts, lines, offsets, doc_lines, directives = [], [], [], set(), {}
     pos, line, n = 0, 1, len(text)
     groups = []                          # per open #if: [start of each branch's tokens]
     match = _TOKEN.match
@@ -118,12 +141,18 @@ def tokenize(text):
         m = match(text, pos)
         kind = m.lastgroup
         end = _skip_string(text, pos) if kind == "special" else m.end()
+        if groups and kind in ("comment", "verbatim", "special") and \
+                text.find("\n", pos, end) >= 0:
+            cut = _branch_end(text, pos, end)
+            if cut < end:                # a skipped branch: none of it is code
+                kind, end, branch = "comment", cut, groups[-1][-1]
+                del texts[branch:], lines[branch:], offsets[branch:]
         if kind == "ws" or kind == "comment":
             pass
         elif kind == "doc":
             doc_lines.add(line)
         elif kind == "pp":
-            word = (text[pos + 1:end].split() or [""])[0]
+            word = directives[line] = (text[pos + 1:end].split() or [""])[0]
             if word == "if":
                 groups.append([len(texts)])
             elif word in ("elif", "else") and groups:
@@ -136,7 +165,7 @@ def tokenize(text):
             offsets.append(pos)
         line += text.count("\n", pos, end)
         pos = end
-    return texts, lines, offsets, doc_lines
+    return texts, lines, offsets, doc_lines, directives
 
 
 def _bracket_balance(tokens):
@@ -147,12 +176,22 @@ def _bracket_balance(tokens):
 def _drop_unbalanced_branches(texts, lines, offsets, starts):
     """Keep the #elif/#else branches only when they and the #if branch each balance
     their brackets (whole members or statements per branch). Otherwise keep just the
-    #if branch (say, two signatures sharing one body), so the brace count stays right."""
-    ends = starts[1:] + [len(texts)]
-    keep = _bracket_balance(texts[starts[0]:ends[0]]) == (0, 0)
-    for start, end in reversed(list(zip(starts, ends))[1:]):
-        if not keep or _bracket_balance(texts[start:end]) != (0, 0):
-            del texts[start:end], lines[start:end], offsets[start:end]
+    #if branch (say, two signatures sharing one opening brace), so the brace count stays
+    right. A group in the middle of a declaration (`int P =>`, #if, `A;`, #else, `B;`)
+    holds alternatives for one stretch of it: keep just the first, ending where the
+    last one ends, so the declaration is read once and spans them all."""
+    branches = list(zip(starts, starts[1:] + [len(texts)]))
+    keep = _bracket_balance(texts[starts[0]:branches[0][1]]) == (0, 0)
+    filled = [(start, end) for start, end in branches if start < end]
+    if keep and starts[0] and texts[starts[0] - 1] not in (";", "{", "}", "]") and \
+            len(filled) > 1 and all(_bracket_balance(texts[s:e]) == (0, 0) for s, e in filled):
+        lines[filled[0][1] - 1] = lines[filled[-1][1] - 1]
+        branches = filled[1:]
+    else:
+        branches = [(start, end) for start, end in branches[1:]
+                    if not keep or _bracket_balance(texts[start:end]) != (0, 0)]
+    for start, end in reversed(branches):
+        del texts[start:end], lines[start:end], offsets[start:end]
 
 
 def _match_brackets(tokens):
@@ -187,7 +226,7 @@ def _is_name(token):
 class _Chunker:
     def __init__(self, text):
         self.text = text
-        self.T, self.L, self.P, self.doc_lines = tokenize(text)
+        self.T, self.L, self.P, self.doc_lines, self.directives = tokenize(text)
         self.n = len(self.T)
         self.match = _match_brackets(self.T)
         self.chunks = []
@@ -228,20 +267,27 @@ class _Chunker:
             i = self.match[i] + 1
         return i, start
 
-    def doc_before(self, first):
-        """(first line of the /// comment right above token first, its text without tags)."""
-        start = line = self.L[first]
+    def doc_before(self, first, decl=None):
+        """(first line of the /// comment right above token first, its text without tags).
+        When the attributes from first to the declaration at decl are conditional
+        (`/// doc`, `#if X`, `[Attr]`, `#endif`, member), the doc above the #if is the member's."""
+        line = top = self.L[first]
+        if decl is not None and self.T[first] == "[" and \
+                any(n in self.directives for n in range(line + 1, self.L[min(decl, self.n - 1)])):
+            while self.directives.get(top - 1) == "if":
+                top -= 1
+        start = top
         while start - 1 in self.doc_lines:
             start -= 1
-        if start == line:
-            return start, ""
+        if start == top:
+            return line, ""
         if self.lines is None:                     # split once: per member it is quadratic
             self.lines = self.text.split("\n")
         return start, " ".join(" ".join(_DOC_TAG.sub(" ", d).split())
-                               for d in self.lines[start - 1:line - 1]).strip()
+                               for d in self.lines[start - 1:top - 1]).strip()
 
     def emit(self, ns, types, member, kind, first, name_tok, last, sig_from, sig_to, owner_doc=""):
-        start, doc = self.doc_before(first)
+        start, doc = self.doc_before(first, sig_from)
         sig = self.source(sig_from, sig_to)
         sig_line = self.L[name_tok]
         doc_lines = self.doc_span(start, sig_line) if start < self.L[first] else ()
@@ -316,6 +362,22 @@ class _Chunker:
                     break
         return T[p] + "." + T[q]
 
+    def extension_name(self, k, j):
+        """`extension<T>(List<T>)` for the block `extension<T>(List<T> list) where ... {`
+        at T[k:j]: the receiver's type, without its attributes and parameter name."""
+        T, p = self.T, k + 1
+        while p < j and T[p] != "(":
+            p += 1
+        close = min(max(self.match[p], p), j) if p < j else j
+        r = p + 1
+        while r < close and T[r] == "[":                  # [NotNull] string s
+            r = max(self.match[r], r) + 1
+        last = close - 1
+        if last > r and _is_name(T[last]) and T[last - 1] not in (".", "::", "ref", "in",
+                                                                   "scoped", "readonly"):
+            last -= 1                                     # the parameter name
+        return f"extension{self.source(k + 1, p)}({self.source(r, last + 1)})"
+
     def parse(self):
         self.members()
         if not self.chunks and self.n:            # e.g. only usings and assembly attributes
@@ -334,7 +396,7 @@ class _Chunker:
         pushes a frame and its closing '}' pops it: an explicit stack, not recursion."""
         T, n = self.T, self.n
         frames = [_Frame("top", [], [])]
-        i = 0
+        i, file_scoped = 0, False
         while True:
             frame = frames[-1]
             context, ns, types = frame.context, frame.ns, frame.types
@@ -368,14 +430,17 @@ class _Chunker:
                 name = "".join(T[k + 1:j])
                 if stop == "{":
                     self.push(frames, _Frame("namespace", ns + [name], types, doc=frame.doc))
-                else:                              # file-scoped: applies to the rest
-                    frame.ns = ns + [name]
+                elif not file_scoped:              # file-scoped: applies to the rest. C# allows
+                    frame.ns = ns + [name]         # one, so a second is another #if branch's
+                    file_scoped = True
                 i = j + 1
                 continue
-            # using directives: `using A.B;`, `using static A;`, `using X = A.B;`; but not
-            # the statements `using (...)` and `using var x = ...;`
-            if context != "type" and (head == "using" or head == "global" and T[k + 1] == "using") \
-                    and (stop == ";" or stop == "=" and j - k == 2):
+            # using directives: `using A.B;`, `using static A;`, `using X = A.B;`,
+            # `global using unsafe X = int*;`; but not the statements `using (...)` and
+            # `using var x = ...;`
+            u = k + (head == "global")
+            if context != "type" and u < j and T[u] == "using" and (
+                    stop == ";" or stop == "=" and j - u == 2 + (T[u + 1] == "unsafe")):
                 i = self.statement_end(j) + 1
                 continue
             if head in TYPE_KEYWORDS and k + 1 < j and _is_name(T[k + 1]) or \
@@ -386,7 +451,7 @@ class _Chunker:
                 own = (ns, types, T[q], kind, first, q), (attrs_end, j)
                 if stop == "{" and head != "enum":
                     self.push(frames, _Frame("type", ns, types + [T[q]], own, len(self.chunks),
-                                             self.doc_before(first)[1], frame.doc))
+                                             self.doc_before(first, attrs_end)[1], frame.doc))
                     i = j + 1
                     continue
                 end = self.match[j] if stop == "{" else self.statement_end(j)
@@ -394,7 +459,11 @@ class _Chunker:
                 i = end + 1
                 continue
             if head == "extension" and stop == "{" and k + 1 < j and T[k + 1] in ("(", "<"):
-                self.push(frames, _Frame("type", ns, types, doc=frame.doc))   # C# 14 extension
+                # C# 14 extension block: no type, and no chunk of its own, but its members
+                # are named as Roslyn displays them, E.extension(string).M; its doc comment
+                # is theirs (the compiler copies it onto each)
+                self.push(frames, _Frame("type", ns, types + [self.extension_name(k, j)],
+                                         doc=self.doc_before(first)[1] or frame.doc))
                 i = j + 1
                 continue
             if head == "delegate" and stop == ";" and k + 1 < j and T[k + 1] != "*":

@@ -2,6 +2,7 @@
 // (Unbalanced braces across #if/#else are in test_chunker.py: tree-sitter cannot parse them.)
 using System;
 using System.Collections.Generic;
+using unsafe IntPointer = int*;
 
 namespace Tricky.Lexing;
 
@@ -45,6 +46,30 @@ public class Strings
             Console.WriteLine("}");
 #endif
         }
+    }
+}
+
+/// <summary>Conditional attributes: the doc comment above the #if is the member's.</summary>
+#if NET6_0_OR_GREATER
+[Serializable]
+#endif
+public class Conditional
+{
+    /// <summary>Windows only on .NET 6.</summary>
+#if NET6_0_OR_GREATER
+    [Obsolete("windows")]
+#else
+    [Obsolete]
+#endif
+    public void Platform()
+    {
+        Console.WriteLine(@"hello,
+#if Debug
+        world
+#else
+        Nebraska
+#endif
+        ");
     }
 }
 
