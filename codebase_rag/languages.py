@@ -31,7 +31,7 @@ class Language:
 
 
 LANGUAGES = (
-    Language("csharp", (".cs",), "csharp", 1,
+    Language("csharp", (".cs",), "csharp", 2,
              test_dir=re.compile(r"(?i:(^|[._-])tests?)$|[a-z0-9]Tests?$"),  # Foo.Tests, UnitTests
              test_file=re.compile(r"^Tests?[A-Z_]|[a-z0-9]Tests?\.cs$|(?i:(^|[._-])tests?\.cs)$"),
              excludes=("bin/", "obj/", "packages/"),
