@@ -358,15 +358,16 @@ class _Walk:
             (first_line(doc), last_line(doc)) if doc is not None else ()))
 
     def signature(self, node, body):
-        """The header from `def`/`class` to its colon, comments dropped, whitespace collapsed."""
+        """The header from `def`/`class` to its colon, whitespace collapsed, without its
+        comments and backslash continuations."""
         colon = [c for c in node.children if c.type == ":" and c.end_byte <= body.start_byte]
         end = colon[-1].start_byte if colon else body.start_byte
         header = self.data[node.start_byte:end]
-        if b"#" in header:
+        if b"#" in header or b"\\" in header:
             cuts, stack = [], [c for c in node.children if c.end_byte <= end]
             while stack:
                 n = stack.pop()
-                if n.type == "comment":
+                if n.type in TRIVIA:
                     cuts.append((n.start_byte, n.end_byte))
                 else:
                     stack.extend(n.children)
@@ -387,7 +388,7 @@ class _Walk:
             gap = first_line(node) > last_line(run[-1]) + 1
             if span >= RUN_MAX or span >= RUN_SPLIT and gap:
                 self.flush(scope)
-        run.append(node)
+        scope.run.append(node)
 
     def flush(self, scope):
         run, scope.run = scope.run, []
