@@ -39,6 +39,7 @@ walks are iterative; classes nested over MAX_NESTING deep raise ChunkerLimit.
 import dataclasses
 import keyword
 import re
+import threading
 
 from . import Chunk, ChunkerLimit, Chunks
 
@@ -57,16 +58,17 @@ TRIVIA = frozenset(("comment", "line_continuation"))
 # where a top-level statement that starts a chunk may begin, to cut a broken region at
 TOP_LEVEL_START = re.compile(rb"^(?:(?:async[ \t]+)?def|class)[ \t]|^@", re.M)
 
-_parser = None
+_cache = threading.local()      # one parser per thread: a tree-sitter Parser is not shared
 
 
 def _parse(data):
-    global _parser
-    if _parser is None:
+    parser = getattr(_cache, "parser", None)
+    if parser is None:
         import tree_sitter
         import tree_sitter_python
-        _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_python.language()))
-    return _parser.parse(data)
+        parser = _cache.parser = tree_sitter.Parser(
+            tree_sitter.Language(tree_sitter_python.language()))
+    return parser.parse(data)
 
 
 def chunk(text, ext=".py"):
