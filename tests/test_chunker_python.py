@@ -487,8 +487,10 @@ def test_imports_and_dunders_never_make_a_chunk_a_script_body_does():
 
 
 def test_a_constant_table_is_a_module_chunk_a_lone_constant_is_not():
+    # Two one-line statements fill two lines, whatever the blank lines between them.
     assert chunks("""
         logger = logging.getLogger(__name__)
+
         T = TypeVar("T")
 
         def f():
@@ -499,8 +501,8 @@ def test_a_constant_table_is_a_module_chunk_a_lone_constant_is_not():
             404: "Not Found",
         }
         """) == [
-        ("function", "", "f", 4, 5),
-        ("module", "", "<module>", 7, 10),
+        ("function", "", "f", 5, 6),
+        ("module", "", "<module>", 8, 11),
     ]
 
 

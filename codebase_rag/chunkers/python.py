@@ -2,39 +2,41 @@
 entering a function body. Pure: text in, chunks out.
 
 What a chunk is:
-  * every def is one chunk (kind "function", or "method" when it sits in a class body),
-    from its first decorator to the last line of its body, docstring included. Defs and
-    classes inside a function body stay inside it. Defs under a module- or class-level
+  * every def is one chunk ("method" when it sits in a class body, else "function"), from
+    its first decorator to the last line of its body, docstring included. Defs, classes
+    and lambdas inside a function body stay inside it. Defs under a module- or class-level
     `if`/`try`/`with`/`for`/`while`/`match` are chunks too (version switches, import
-    fallbacks), as Python itself sees them: not nested in a function;
+    fallbacks): Python does not see them as nested in a function either;
   * a class with no def anywhere inside it (dataclasses, enums, exceptions, NamedTuples,
-    a Django model with only fields and a `class Meta`) is one "class" chunk, its nested
-    classes included. A class with defs is a container: its methods are chunks and so are
-    its nested def-free classes;
-  * code that no def or class covers, in a module or in a container class body, is
-    grouped in runs of consecutive statements. A run ends at a def, a class, an import
-    and the like (see below), and a long run is cut at a gap line once it is
-    RUN_SPLIT lines long, or at any statement once it is RUN_MAX long. A run becomes a
-    chunk ("module", or "attributes" in a class) when it spans MIN_RUN_LINES lines or
-    holds a compound statement (`if __name__ == "__main__":`, a loop) or a bare call
-    (`app.register(...)`): a script body, a constant table, a model's fields, a
-    registration are found by a search; a lone `logger = getLogger(__name__)` or
-    `T = TypeVar("T")` in every module is not worth a chunk of its own;
-  * imports, `__dunder__ = ...` assignments (`__all__`, `__version__`, `__slots__`), and
-    `if TYPE_CHECKING:` / `try: import ... except ImportError:` blocks of only imports
-    never start or join a run: an index is not flooded with import blocks. Docstrings
-    belong to their def, class or module and join no run either;
+    a Django model of fields and a `class Meta`) is one "class" chunk, nested classes
+    included. A class with defs is a container: its methods are chunks, and so are its
+    nested def-free classes. No two chunks ever share a line of a clean file;
+  * code that no def or class covers, in the module or in a container class, is grouped
+    in runs of consecutive statements. A def, a class or boilerplate (below) ends a run;
+    a run is also cut at a gap line once it is RUN_SPLIT lines long, and at any statement
+    once it is RUN_MAX long. A run is a chunk ("module"; "attributes" in a class) when its
+    statements fill MIN_RUN_LINES lines, or when it holds a compound statement
+    (`if __name__ == "__main__":`, a loop) or a bare call (`app.register(...)`). So a
+    script body, a constant table, a model's fields or a registration is found by a
+    search, while the `logger = getLogger(__name__)` or `T = TypeVar("T")` of every module
+    is no chunk of its own;
+  * boilerplate never starts or joins a run: imports, `__dunder__ = ...` (`__all__`,
+    `__version__`, `__slots__`), and if/try blocks of nothing but imports (`if
+    TYPE_CHECKING:`, `try: import x` / `except ImportError:`). The index is not flooded with
+    import blocks. A docstring belongs to its def, class or module, never to a run;
   * a file with code but no chunk at all (a package `__init__` of re-exports) is one
-    "module" chunk from its first statement to its last.
-  * in a `.pyi` stub every def's body is `...`: the stub IS the API doc, so a stub's class
-    is one "class" chunk with all its method signatures (what a reader of the API wants
-    in one piece), and module-level defs are "function" chunks. The C#/TS rule, "a
-    declaration without a body is no chunk", has no Python form: `...` is a body, and in
-    a .py file a Protocol's or an @overload's `...` def is a chunk like any other.
+    "module" chunk, from its first statement to its last;
+  * a `.pyi` stub: every def's body there is `...`, and the stub IS the API doc. So a
+    stub's class is one "class" chunk holding all its method signatures (the API in one
+    piece), and its module-level defs are "function" chunks. The C#/TS rule "a declaration
+    without a body is no chunk" has no Python form: `...` is a body, so in a .py file a
+    Protocol's or an @overload's `...` def is a chunk like any other.
 
-Broken input: tree-sitter recovers, ERROR nodes are read through, and the chunks of the
-well-formed parts come out; Chunks.parse_errors counts the ERROR and MISSING nodes. All
-walks are iterative; classes nested over MAX_NESTING deep raise ChunkerLimit.
+Broken input: tree-sitter recovers what it can, and ERROR nodes are read through. Where it
+cannot (an unclosed bracket swallows the rest of the file into one ERROR), the ERROR is cut
+at each top-level def, class or decorator line and the pieces are parsed on their own, so
+one broken def costs only itself. Chunks.parse_errors counts the ERROR and MISSING nodes.
+Every walk is iterative; classes nested over MAX_NESTING deep raise ChunkerLimit.
 """
 import dataclasses
 import keyword
@@ -229,7 +231,7 @@ def is_boilerplate(node):
 
 
 def is_worth_a_chunk(run):
-    if last_line(run[-1]) - first_line(run[0]) + 1 >= MIN_RUN_LINES:
+    if sum(last_line(s) - first_line(s) + 1 for s in run) >= MIN_RUN_LINES:
         return True
     for s in run:
         if s.type in COMPOUND:
