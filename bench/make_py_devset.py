@@ -180,12 +180,12 @@ def summary(doc):
     before MAX_CHARS; "" when it is no summary (a section header, a directive)."""
     para = []
     for line in doc.strip().split("\n"):
-        if not line.strip() or para and _SECTION.match(line.strip()):
+        if _SECTION.match(line.strip()) and not para:
+            return ""
+        if not line.strip() or _SECTION.match(line.strip()):
             break
         para.append(line.strip())
     text = " ".join(" ".join(para).split())
-    if not text or _SECTION.match(text):
-        return ""
     if len(text) > MAX_CHARS:
         cut = max(text.rfind(". ", 0, MAX_CHARS), text.rfind("? ", 0, MAX_CHARS))
         text = text[:cut + 1] if cut > 0 else ""
