@@ -16,7 +16,9 @@ Metrics (targets in brackets):
                      between its first decorator and its def/class line;
   bogus  [0]         chunks starting after the def line and up to the end line of some
                      target def (inside a function), or named with a Python keyword;
-  chain  [>= 99.5%]  of the matched chunks, those whose `cls` is the class chain.
+  chain  [>= 99.5%]  of the matched chunks, those whose `cls` is the class chain;
+  doc    (informational) of the matched chunks, those whose `doc` is the docstring as
+                     ast.get_docstring reads it, whitespace collapsed.
 Per-kind rows are reported; "decorated" and "async" are extra, overlapping rows.
 
   python bench/oracle_py.py --source REPO [--examples 10] [--json] [--check] [--speed 3]
@@ -76,8 +78,10 @@ def targets(tree):
 
 def target(node, chain, kind):
     top = min([d.lineno for d in node.decorator_list] + [node.lineno])
+    doc = ast.get_docstring(node, clean=False)
     return {"name": node.name, "class": ".".join(chain), "kind": kind, "top": top,
             "sig": node.lineno, "end": node.end_lineno,
+            "doc": " ".join(doc.split()) if doc else "",
             "decorated": bool(node.decorator_list),
             "async": isinstance(node, ast.AsyncFunctionDef)}
 
@@ -130,9 +134,10 @@ def python_files(source):
 
 def evaluate(source, n_examples=10):
     per_kind = {k: [0, 0] for k in KINDS}
-    chain_ok = matched = n_bogus = ts_errors = 0
+    chain_ok = doc_ok = matched = n_bogus = ts_errors = 0
     files, skipped, chunk_kinds = [], [], Counter()
-    examples = {"missed": [], "bogus": [], "chain": [], "skipped": [], "tree-sitter errors": []}
+    examples = {"missed": [], "bogus": [], "chain": [], "doc": [], "skipped": [],
+                "tree-sitter errors": []}
     t_chunk = 0.0
     for path, rel in python_files(source):
         text = read_source(path)
@@ -173,6 +178,11 @@ def evaluate(source, n_examples=10):
                 else:
                     examples["chain"].append(f"{rel}:{tg['sig']} {c.member} cls={c.cls!r} "
                                              f"want {tg['class']!r}")
+                if c.doc == tg["doc"]:
+                    doc_ok += 1
+                else:
+                    examples["doc"].append(f"{rel}:{tg['sig']} {c.member} doc={c.doc[:60]!r} "
+                                           f"want {tg['doc'][:60]!r}")
         n_bogus += len(bogus)
         examples["bogus"] += [f"{rel}:{c.start_line} {c.kind} {c.cls}.{c.member}: {why}"
                               for c, why in bogus]
@@ -186,6 +196,7 @@ def evaluate(source, n_examples=10):
                      for k, v in per_kind.items()},
         "bogus": n_bogus,
         "chain": {"pct": pct(chain_ok, matched), "ok": chain_ok, "total": matched},
+        "doc": {"pct": pct(doc_ok, matched), "ok": doc_ok, "total": matched},
         "chunks": dict(chunk_kinds.most_common()),
         "chunk_seconds": round(t_chunk, 3),
         "examples": {k: v[:n_examples] for k, v in examples.items()},
@@ -224,6 +235,9 @@ def report(res):
           f"chain {c['pct']:.2f}% ({c['ok']}/{c['total']})")
     for k, v in res["per_kind"].items():
         print(f"       {k:<10} {v['pct']:7.2f}%  {v['found']:>6}/{v['total']}")
+    d = res["doc"]
+    print(f"       docstring text as ast reads it (informational): {d['pct']:.2f}% "
+          f"({d['ok']}/{d['total']})")
     for k, lines in res["examples"].items():
         if lines:
             print(f"\nexamples: {k}")

@@ -409,10 +409,21 @@ def test_docstring_belongs_to_its_def_with_its_lines():
     ('"implicit " "concatenation"', "implicit concatenation"),
     ('("parenthesised")', "parenthesised"),
     ('u"unicode"', "unicode"),
+    ('"""trailing comment"""  # here', "trailing comment"),
 ])
 def test_docstring_forms(literal, doc):
     [c] = chunk(f"def f():\n    {literal}\n    return 1\n")
     assert (c.doc, c.doc_lines) == (doc, (2, 2))
+
+
+def test_a_docstring_in_parentheses_over_lines_with_comments_inside():
+    [c] = chunk("""
+        def f():
+            ("part one, "  # a comment
+             "part two")
+            return 1
+        """)
+    assert (c.doc, c.doc_lines) == ("part one, part two", (2, 3))
 
 
 @pytest.mark.parametrize("body", [

@@ -3,7 +3,7 @@ parser (tests/oracle/py/: `def` and `class` in strings, comments and f-strings, 
 and signatures over several lines, line continuations, match statements, async with/for,
 lambdas as defaults, defs under if/try/for/with), every def that `ast` finds outside a
 function, and every class with no def in it, is one chunk with the same last line and
-class chain, starting at its first decorator; no other def or class chunk exists, and no
+class chain and docstring, starting at its first decorator; no other def or class chunk exists, and no
 chunk starts inside a function. bench/oracle_py.py runs the same comparison on whole
 repositories."""
 import importlib.util
@@ -32,7 +32,7 @@ def test_every_def_and_leaf_class_ast_finds_is_one_chunk_and_no_more(path):
     for i, t in enumerate(wanted):
         assert i in matches, f"{t['class']}.{t['name']} (lines {t['top']}-{t['end']}) has no chunk"
         c = matches[i]
-        assert (c.cls, c.member, c.kind) == (t["class"], t["name"], t["kind"])
+        assert (c.cls, c.member, c.kind, c.doc) == (t["class"], t["name"], t["kind"], t["doc"])
     own = [c for c in chunks if c.kind in ("function", "method", "class")]
     assert len(own) == len(wanted), sorted(f"{c.cls}.{c.member}" for c in own)
 

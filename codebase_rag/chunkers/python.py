@@ -155,15 +155,28 @@ def statements(node, keep_errors=False):
 def docstring(block):
     """The docstring statement of a module or block, or None."""
     first = next((c for c in block.children if c.type not in TRIVIA), None)
-    if first is None or first.type != "expression_statement" or first.named_child_count != 1:
+    if first is None or first.type != "expression_statement":
         return None
-    value = first.named_children[0]
-    while value.type == "parenthesized_expression" and value.named_child_count == 1:
-        value = value.named_children[0]
-    parts = value.named_children if value.type == "concatenated_string" else [value]
+    parts = _strings(first)
     if not parts or any(p.type != "string" or _prefix(p) & set("fFbBtT") for p in parts):
         return None
     return first
+
+
+def _code(node):
+    """The named children of node that are not comments."""
+    return [c for c in node.named_children if c.type not in TRIVIA]
+
+
+def _strings(stmt):
+    """The string literals an expression statement is made of: one, or the parts of an
+    implicit concatenation, in parentheses or not; [] when it is something else."""
+    kids = _code(stmt)
+    while len(kids) == 1 and kids[0].type == "parenthesized_expression":
+        kids = _code(kids[0])
+    if len(kids) != 1:
+        return []
+    return _code(kids[0]) if kids[0].type == "concatenated_string" else kids
 
 
 def _prefix(string):
@@ -185,20 +198,13 @@ def doc_text(stmt):
                     return " ".join(value.split())
             except Exception:       # noqa: BLE001 - recovered source may not be a literal
                 pass
-    words = []
+    parts = []
     for node in _strings(stmt):
         body = node.text.decode("utf-8", "replace").lstrip("rRuU")
         q = 3 if body[:3] in ('"""', "'''") else 1
-        words.extend(body[q:len(body) - q if body.endswith(body[:q]) and len(body) >= 2 * q
-                          else len(body)].split())
-    return " ".join(words)
-
-
-def _strings(stmt):
-    value = stmt.named_children[0]
-    while value.type == "parenthesized_expression":
-        value = value.named_children[0]
-    return value.named_children if value.type == "concatenated_string" else [value]
+        parts.append(body[q:len(body) - q if body.endswith(body[:q]) and len(body) >= 2 * q
+                          else len(body)])
+    return " ".join("".join(parts).split())
 
 
 def is_boilerplate(node):
@@ -251,17 +257,20 @@ def _name(node):
 
 # ----------------------------------------------------------------------------- the walk
 class _Scope:
-    """The module or a class body while the walk reads its statements."""
-    __slots__ = ("items", "chain", "doc", "doc_node", "run", "cls", "chunks_before",
-                 "defs_before", "outer_doc")
+    """The module or a class body while the walk reads its statements. own: what the
+    class's own chunk needs, should it turn out to hold no def (None for the module and
+    for a class whose name is broken); doc: the class's docstring, outer_doc: the one of
+    the class around it."""
+    __slots__ = ("items", "chain", "in_class", "own", "doc", "doc_node", "outer_doc", "run",
+                 "chunks_before", "defs_before")
 
-    def __init__(self, body, chain, doc="", cls=None, chunks_before=0, defs_before=0,
-                 outer_doc="", keep_errors=False):
+    def __init__(self, body, chain, in_class=False, own=None, doc="", outer_doc="",
+                 chunks_before=0, defs_before=0, keep_errors=False):
         self.items = iter(statements(body, keep_errors))
         self.doc_node = docstring(body)
-        self.chain, self.doc, self.run = chain, doc, []
-        self.cls, self.chunks_before, self.defs_before = cls, chunks_before, defs_before
-        self.outer_doc = outer_doc
+        self.chain, self.in_class, self.own, self.run = chain, in_class, own, []
+        self.doc, self.outer_doc = doc, outer_doc
+        self.chunks_before, self.defs_before = chunks_before, defs_before
 
 
 class _Walk:
@@ -328,7 +337,7 @@ class _Walk:
         if not name or body is None:
             return
         self.n_defs += 1
-        kind = "method" if scope.cls is not None else "function"
+        kind = "method" if scope.in_class else "function"
         self.emit(scope.chain, name, kind, top, node, body, scope.doc)
 
     def klass(self, scope, top, node):
@@ -342,16 +351,16 @@ class _Walk:
             self.emit(scope.chain, name, "class", top, node, body, scope.doc)
             return None
         doc = docstring(body)
-        return _Scope(body, scope.chain + [name] if name else scope.chain,
-                      doc_text(doc) if doc is not None else "",
-                      (scope.chain, name, top, node, body) if name else (), len(self.chunks),
-                      self.n_defs, scope.doc)
+        return _Scope(body, scope.chain + [name] if name else scope.chain, in_class=True,
+                      own=(scope.chain, name, top, node, body) if name else None,
+                      doc=doc_text(doc) if doc is not None else "", outer_doc=scope.doc,
+                      chunks_before=len(self.chunks), defs_before=self.n_defs)
 
     def close(self, scope):
         """A class with no def inside is one chunk, its nested classes and runs included."""
-        if scope.cls and self.n_defs == scope.defs_before:
+        if scope.own is not None and self.n_defs == scope.defs_before:
             del self.chunks[scope.chunks_before:]
-            chain, name, top, node, body = scope.cls
+            chain, name, top, node, body = scope.own
             self.emit(chain, name, "class", top, node, body, scope.outer_doc)
 
     def emit(self, chain, name, kind, top, node, body, owner_doc):
@@ -397,14 +406,12 @@ class _Walk:
 
     def flush(self, scope):
         run, scope.run = scope.run, []
-        if not run or not is_worth_a_chunk(run):
-            return
+        if not run or not is_worth_a_chunk(run) or scope.in_class and scope.own is None:
+            return                                   # (a class with a broken name: no owner)
         start, end = first_line(run[0]), last_line(run[-1])
-        if scope.cls == ():                          # a class without a name: no owner
-            return
-        kind, member = ("attributes", "<attributes>") if scope.cls else ("module", "<module>")
+        kind, member = ("attributes", "<attributes>") if scope.in_class else ("module", "<module>")
         self.chunks.append(Chunk("", ".".join(scope.chain), member, kind, start, end, start,
-                                 "", "", scope.doc if scope.cls else ""))
+                                 "", "", scope.doc))
 
     def whole_module(self, root, module):
         items = statements(root)
