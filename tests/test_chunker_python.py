@@ -126,7 +126,8 @@ def test_class_signature_keeps_bases_and_keywords():
         class Settings(Base, metaclass=Meta):
             x = 1
         """)
-    assert (c.kind, c.member, c.signature) == ("class", "Settings", "class Settings(Base, metaclass=Meta)")
+    assert (c.kind, c.member, c.signature) == \
+        ("class", "Settings", "class Settings(Base, metaclass=Meta)")
 
 
 def test_a_long_signature_is_cut_at_300_characters():

@@ -69,7 +69,7 @@ def test_what_is_not_a_docstring_stays():
 @pytest.mark.parametrize("doc, query", [
     ("Return the shortest path between two nodes.\n\nParameters\n----------\n",
      "Return the shortest path between two nodes."),
-    ("Compute the flow\nthrough every edge of the graph.", "Compute the flow through every edge of the graph."),
+    ("Compute the flow\nthrough every edge.", "Compute the flow through every edge."),
     ("Parameters\n----------\nG : graph", ""),
     (".. deprecated:: 3.0\n   Use other.", ""),
 ])
@@ -109,7 +109,9 @@ def test_a_small_repository_gives_queries_in_the_kits_format(tmp_path):
             """Return one, a constant value of no interest."""
             return 1
         '''))
-    (repo / "tests" / "test_graph.py").write_text('def test_x():\n    """Check the shortest path code path."""\n    a = 1\n    b = 2\n    assert a < b\n')
+    (repo / "tests" / "test_graph.py").write_text(    # tests are left out
+        'def test_x():\n    """Check the shortest path code path here."""\n'
+        '    a = 1\n    b = 2\n    assert a < b\n')
     out = tmp_path / "out"
     assert devset.main([str(repo), str(out), "--repo", "o/n", "--commit", "c0ffee"]) == 0
     rows = [json.loads(line) for line in (out / "dev-o__n.jsonl").read_text().splitlines()]

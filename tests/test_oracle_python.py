@@ -2,9 +2,9 @@
 parser (tests/oracle/py/: `def` and `class` in strings, comments and f-strings, decorators
 and signatures over several lines, line continuations, match statements, async with/for,
 lambdas as defaults, defs under if/try/for/with), every def that `ast` finds outside a
-function, and every class with no def in it, is one chunk with the same last line and
-class chain and docstring, starting at its first decorator; no other def or class chunk exists, and no
-chunk starts inside a function. bench/oracle_py.py runs the same comparison on whole
+function, and every class with no def in it, is one chunk with the same last line, class
+chain and docstring, starting at its first decorator; no other def or class chunk exists,
+and no chunk starts inside a function. bench/oracle_py.py runs the same comparison on whole
 repositories."""
 import importlib.util
 from pathlib import Path
