@@ -36,6 +36,12 @@ LANGUAGES = (
              test_file=re.compile(r"^Tests?[A-Z_]|[a-z0-9]Tests?\.cs$|(?i:(^|[._-])tests?\.cs)$"),
              excludes=("bin/", "obj/", "packages/"),
              beside=(("ProjectSettings", ("Library", "Temp")),)),        # Unity's caches
+    Language("python", (".py", ".pyi"), "python", 1,
+             test_dir=re.compile(r"^(tests?|testing)$"),
+             test_file=re.compile(r"^test_.*\.pyi?$|_test\.pyi?$|^conftest\.py$"),
+             excludes=("build/", "dist/"),
+             never_walked=("__pycache__/", ".venv/", "venv/", ".tox/", ".nox/", ".eggs/",
+                           "*.egg-info/", "site-packages/", ".mypy_cache/", ".pytest_cache/")),
 )
 EXTENSIONS = tuple(ext for lang in LANGUAGES for ext in lang.extensions)
 

@@ -62,7 +62,9 @@ def test_a_folder_no_language_reads_is_never_walked(tmp_path, monkeypatch):
     scanned = []
     real_scandir = os.scandir
     monkeypatch.setattr(os, "scandir", lambda p: scanned.append(str(p)) or real_scandir(p))
-    assert list(walk(tmp_path, Ignore(tmp_path))) == []
+    # obj/ holds no C#; with C# the only language, no one reads it
+    csharp_only = (language_for("x.cs"),)
+    assert list(walk(tmp_path, Ignore(tmp_path, (), csharp_only))) == []
     assert not any("obj" in p for p in scanned)
 
 
@@ -122,3 +124,19 @@ def test_chunks_carry_where_their_doc_comment_is():
     [c] = chunk_source("A.cs", "class A {\n  /// <summary>Max.</summary>\n  int Max() => 5;\n}")
     assert (c.start_line, c.doc_lines, c.doc) == (2, (2, 2), "Max.")
     assert Chunk.__dataclass_fields__["doc_lines"].default == ()
+
+
+def test_one_index_holds_every_language_of_a_tree(tmp_path, word_embedder):
+    src = tmp_path / "src"
+    (src / "tools").mkdir(parents=True)
+    (src / "Energy.cs").write_text("class Energy {\n  void Refill() { }\n}\n")
+    (src / "tools" / "refill.py").write_text(
+        'def refill_all(players):\n    """Refill every player."""\n    for p in players:\n'
+        '        p.refill()\n')
+    (src / "tools" / "__pycache__").mkdir()
+    (src / "tools" / "__pycache__" / "refill.py").write_text("def stale():\n    pass\n")
+    index_tree(str(src), str(tmp_path / "db"), progress=False, embedder=word_embedder)
+    con = sqlite3.connect(tmp_path / "db" / "index.sqlite")
+    rows = sorted(con.execute("SELECT file, language, member FROM chunks"))
+    assert rows == [("Energy.cs", "csharp", "Refill"),
+                    ("tools/refill.py", "python", "refill_all")]

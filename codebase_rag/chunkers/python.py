@@ -45,7 +45,6 @@ import threading
 
 from . import Chunk, ChunkerLimit, Chunks
 
-VERSION = 1                 # bump when the chunks of some file change: indexes re-chunk
 MAX_NESTING = 10_000        # classes inside classes; real code uses < 10
 MIN_RUN_LINES = 3
 RUN_SPLIT = 30
