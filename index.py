@@ -20,8 +20,9 @@ import time
 from codebase_rag import config
 from codebase_rag.check import check_index, describe
 from codebase_rag.errors import ArgParser, UsageError, one_line, report, warn
+from codebase_rag.reader import status
 from codebase_rag.runs import (chunk_record, dry_run, handle_hook, index_tree, locate,
-                               push_only, reindex_files, start_background, status)
+                               push_only, reindex_files, start_background)
 
 
 def parse_args(argv):

@@ -13,8 +13,8 @@ import sys
 
 from codebase_rag import config
 from codebase_rag.errors import ArgParser, UsageError, report
+from codebase_rag.reader import Reader
 from codebase_rag.render import print_results, to_json
-from codebase_rag.search import open_index, progress_note, search
 
 
 def parse_args(argv):
@@ -56,21 +56,16 @@ def run(args):
         if not args.question or not args.question.strip():
             raise UsageError('empty question; usage: query.py "what you are looking for"')
         questions = [args.question.strip()]
-    store, model = open_index(args.db, args.model)
-    asked = [q for q in questions if q]
-    vectors = dict(zip(asked, model.embedder()(asked))) if asked and model else {}
-    note, built = progress_note(store)
-    for q in questions:
-        results = search(store, q, vectors.get(q), args.k, args.mode, args.path) if q else []
-        if args.max_distance is not None:
-            results = [r for r in results if (r.distance or 0) <= args.max_distance]
-        if args.json or args.batch:      # while a build is still embedding: how far it is
-            extra = {"semantic_index_built": built} if note else {}
-            print(to_json(results, args.lines, **extra), flush=True)
+    answers = Reader(args.db, args.model).ask(questions, args.k, args.mode, args.path,
+                                              args.max_distance)
+    for a in answers:
+        if args.json or args.batch:
+            extra = {"semantic_index_built": a.semantic_index_built} if a.notes else {}
+            print(to_json(a.hits, args.lines, **extra), flush=True)
         else:
-            if note:
+            for note in a.notes:
                 print(note)
-            print_results(results, args.lines)
+            print_results(a.hits, args.lines)
     return 0
 
 

@@ -33,6 +33,8 @@ KINDS = ("agent", "behaviour", "grep-hard", "locate")
 # name: (index-time environment, query-time environment, what it shows)
 BEFORE = {"CODEBASE_RAG_TEST_WEIGHT": "1", "CODEBASE_RAG_SHORT_WEIGHT": "1",
           "CODEBASE_RAG_LINES": "20"}
+# Levers that lost their ablation (vector weight, class share, a per-file cap, PRF, shorter
+# later headers, first window only) were measured in bench/RESULTS-quality.md and deleted.
 VARIANTS = {
     "default": ({}, {}, "the defaults"),
     "ranking before the NL work": ({}, BEFORE, "no test or short-member priors, 20 lines"),
@@ -42,20 +44,10 @@ VARIANTS = {
     "test prior 0.3": ({}, {"CODEBASE_RAG_TEST_WEIGHT": "0.3"}, "test code counts 0.3"),
     "no short prior": ({}, {"CODEBASE_RAG_SHORT_WEIGHT": "1"}, "short members count as much"),
     "short prior 0.5": ({}, {"CODEBASE_RAG_SHORT_WEIGHT": "0.5"}, "short members count 0.5"),
-    "vector weight 0.8": ({}, {"CODEBASE_RAG_VECTOR_WEIGHT": "0.8"}, "fusion leans on keywords"),
-    "vector weight 1.5": ({}, {"CODEBASE_RAG_VECTOR_WEIGHT": "1.5"}, "fusion leans on embeddings"),
     "RRF k 40": ({}, {"CODEBASE_RAG_RRF_K": "40"}, "a flatter fusion"),
-    "class share 0.05": ({}, {"CODEBASE_RAG_CLASS_WEIGHT": "0.05"},
-                         "a member gains 5% of its class's other candidates' scores"),
-    "class share 0.3": ({}, {"CODEBASE_RAG_CLASS_WEIGHT": "0.3"}, "the same, 30%"),
-    "two per file": ({}, {"CODEBASE_RAG_PER_FILE": "2"}, "at most 2 results from one file"),
-    "PRF 0.3": ({}, {"CODEBASE_RAG_PRF": "0.3"},
-                "the question's vector moved 0.3 toward its top 3 hits, searched again"),
     "20 lines": ({}, {"CODEBASE_RAG_LINES": "20"}, "results carry 20 lines (recall unchanged)"),
     "type doc in header": ({"CODEBASE_RAG_HEADER": "path,owner,name,doc,typedoc"}, {},
                            "the enclosing type's doc summary in every member's header"),
-    "short later headers": ({"CODEBASE_RAG_LATER_HEADER": "short"}, {},
-                            "a long member's later windows lead with path and name only"),
 }
 
 

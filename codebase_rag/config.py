@@ -85,14 +85,6 @@ TEST_WEIGHT = _setting("TEST_WEIGHT", 0.5, "how much a member of test code count
 SHORT_WEIGHT = _setting("SHORT_WEIGHT", 0.7, "how much a member of SHORT_LINES lines or fewer "
                         "counts (1: the same as any other)")
 SHORT_LINES = 3
-VECTOR_WEIGHT = _setting("VECTOR_WEIGHT", 1.0, "weight of the embeddings' ranking against the "
-                        "keywords' in the fusion", lever=True)
-CLASS_WEIGHT = _setting("CLASS_WEIGHT", 0.0, "share of its class's other candidates' scores a "
-                        "member gains", lever=True)
-PER_FILE = _setting("PER_FILE", 0, "at most this many results from one file (0: no cap)",
-                    lever=True)
-PRF = _setting("PRF", 0.0, "pseudo-relevance feedback: move the question's vector this far "
-               "toward its top 3 hits and search again (0: off)", lever=True)
 CONFIDENT = _setting("CONFIDENT", 0.62, "cosine distance above which the best hit is not a "
                      "confident match")
 # -- diagnosis
@@ -102,12 +94,6 @@ HEADER = _setting("HEADER", "path,owner,name,doc,typedoc", "parts of the header 
                   "each embedded text: path, owner (namespace.class), name (kind, member and "
                   "its words), doc (its doc comment), typedoc (its type's); 0 for none",
                   lever=True)
-WINDOWS = _setting("WINDOWS", "all", "embed every window of a long member, or only its first "
-                   "(truncating, as the original tool did)", choices=("all", "first"),
-                   lever=True)
-LATER_HEADER = _setting("LATER_HEADER", "full", "what leads a long member's later windows: the "
-                        "first window's whole header, or only its path and qualified name",
-                        choices=("full", "short"), lever=True)
 CHROMA = _setting("CHROMA", "bindings", "reach Chroma through its engine's bindings, or "
                   "through its public client (the fallback path)",
                   choices=("bindings", "public"), lever=True)

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from .languages import chunk_source, language_for
-from .config import FLUSH, LATER_HEADER, WINDOWS
+from .config import FLUSH
 from .embed import SMOKE_TEXT, ExportedModel, resolve_model
 from .errors import one_line, warn
 from .lock import has_pending, take_pending, writer_lock
@@ -45,10 +45,8 @@ def build_file(rel, text, count_tokens):
         row = IndexedChunk(cid, rel, language, c.namespace, c.cls, c.member, c.kind,
                            c.start_line, c.end_line, c.signature, chunk_text(lines, c))
         rows.append((row, lexical_text(rel, c, row.text)))
-        texts = windows(chunk_header(rel, c), chunk_body(lines, c), count_tokens,
-                        chunk_header(rel, c, ("path", "qualified")) if LATER_HEADER == "short"
-                        else None)
-        for w, wtext in enumerate(texts[:1] if WINDOWS == "first" else texts):
+        texts = windows(chunk_header(rel, c), chunk_body(lines, c), count_tokens)
+        for w, wtext in enumerate(texts):
             window_texts.append((f"{cid}.{w}", cid, w, wtext.lstrip("\n")))
     return rows, window_texts
 

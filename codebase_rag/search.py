@@ -1,85 +1,68 @@
 """Search: the question's vector ranking and a BM25 keyword ranking, fused by reciprocal
-rank, without overlapping duplicates. Takes the question's vector; it embeds nothing."""
-import fnmatch
-from dataclasses import dataclass
-import os
-import re
-from pathlib import Path
+rank, adjusted by two priors, without overlapping duplicates. It takes the question's
+vector and a source of nearest windows; it embeds nothing and opens nothing.
 
-from .config import (CANDIDATES, CLASS_WEIGHT, CONFIDENT, K, MODE, NAME_WEIGHT,
-                     PER_FILE, PRF, RRF_K, SHORT_LINES, SHORT_WEIGHT, TEST_WEIGHT,
-                     VECTOR_WEIGHT)
+A source of nearest windows is anything with
+    nearest(qvec, n)   [(chunk id, distance)] of the n chunks whose windows are nearest
+Chroma (its HNSW index) and the embedding cache (an exact scan) are the two kinds here.
+"""
+import fnmatch
+import re
+from dataclasses import dataclass
+
+from .config import CANDIDATES, CONFIDENT, K, MODE, NAME_WEIGHT, RRF_K, SHORT_LINES, \
+    SHORT_WEIGHT, TEST_WEIGHT
 from .languages import language_for
-from .embed import ExportedModel, resolve_model
-from .errors import UsageError
-from .lock import is_locked
-from .store import IndexedChunk, Store, find_index
+from .store import IndexedChunk
 from .text import fts_query
 
 
-def open_index(db=None, model=None):
-    """(store, its exported model already loading, or None while a first build is still
-    making it) for a query: the index at db, or the one found by walking up from the
-    current directory."""
-    folder = Path(db) if db else find_index(os.getcwd())
-    if folder is None or not (folder / "index.sqlite").is_file():
-        raise UsageError(f"no codebase-rag index found at or above {folder or os.getcwd()}; "
-                         f"create one with: python index.py --source DIR")
-    store = Store(folder)
-    built_with = store.meta("model")
-    if model and resolve_model(model)[1] != built_with:
-        raise UsageError(f"the index was built with {built_with}, not "
-                         f"{resolve_model(model)[1]}; re-index with --rebuild")
-    exported = ExportedModel(store.model_dir, store.meta("precision") or "fp32")
-    problem = exported.problem()
-    locked = is_locked(folder)
-    if problem and locked:
-        return store, None            # the build (re)makes it in a moment: keywords until then
-    if problem:
-        exported.embedder()           # raises the one line that says how to repair it
-    exported.preload()
-    # Chroma cannot open a read-only folder, and a writer rewrites its HNSW files in place (a
-    # reader that loads them half-written can crash): then scan the embedding cache instead
-    store.scan_cache = locked or not os.access(store.folder, os.W_OK)
-    if store.embedded_count() and not store.scan_cache:
-        store.collection              # open Chroma while the model loads
-    return store, exported
+@dataclass
+class Hit:
+    """One answer: the chunk, its cosine distance to the question (None before the model is
+    ready), and whether that distance makes it a confident match."""
+    chunk: IndexedChunk
+    distance: float | None
+    confident: bool
 
 
-def progress_note(store):
-    """One line while the semantic index is incomplete (a build is running or was cut
-    short), else None; and the share built."""
-    total, done = store.count("windows"), store.embedded_count()
-    if done >= total:
-        return None, 1.0
-    return (f"semantic index {done / total:.0%} built ({done:,} of {total:,} windows); "
-            f"ranking leans on keywords until it is done"), round(done / total, 3)
+def best_per_chunk(window_ids, distances):
+    """{chunk id: distance of its nearest window}: a long member's windows count once."""
+    best = {}
+    for wid, dist in zip(window_ids, distances):
+        cid = wid.rsplit(".", 1)[0]       # window id: chunk id + "." + its ordinal
+        if dist < best.get(cid, 3.0):
+            best[cid] = dist
+    return best
 
 
-def vector_ranking(store, qvec, n):
-    """[(chunk id, distance)] best first; a long member's windows count once."""
-    if qvec is None or not store.embedded_count():     # nothing embedded yet
-        return []
-    if store.scan_cache or not os.access(store.folder, os.W_OK):
-        # the embedding cache holds the same vectors (exact, and fast enough at this size)
-        return sorted(distances_for(store, qvec).items(), key=lambda kv: kv[1])[:n]
-    for windows in (n, n * 8):
-        # a member of many windows can fill the first n; then look further, once
-        ids, distances = store.collection.query(qvec.tolist(), windows)
-        best = {}
-        for wid, dist in zip(ids, distances):
-            cid = wid.rsplit(".", 1)[0]   # window id: chunk id + "." + its ordinal
-            if cid not in best or dist < best[cid]:
-                best[cid] = dist
-        if len(best) >= n // 2 or len(ids) < windows:
-            break
-    return sorted(best.items(), key=lambda kv: kv[1])[:n]
+class ChromaNearest:
+    """Chroma's HNSW index over every embedded window."""
+
+    def __init__(self, store):
+        self.store = store
+
+    def nearest(self, qvec, n):
+        if not self.store.embedded_count():
+            return []
+        for windows in (n, n * 8):
+            # a member of many windows can fill the first n; then look further, once
+            ids, distances = self.store.collection.query(qvec.tolist(), windows)
+            best = best_per_chunk(ids, distances)
+            if len(best) >= n // 2 or len(ids) < windows:
+                break
+        return sorted(best.items(), key=lambda kv: kv[1])[:n]
 
 
-def lexical_ranking(store, question, n):
-    """[chunk id] best first, by BM25 over identifier-split text."""
-    match = fts_query(question)
-    return store.lexical_search(match, NAME_WEIGHT, n) if match else []
+class CacheScan:
+    """An exact scan of the embedding cache: the same vectors as Chroma, for a reader that
+    must not open Chroma (a writer is rewriting its files, or the folder is read-only)."""
+
+    def __init__(self, store):
+        self.store = store
+
+    def nearest(self, qvec, n):
+        return sorted(distances_for(self.store, qvec).items(), key=lambda kv: kv[1])[:n]
 
 
 def distances_for(store, qvec, chunk_ids=None):
@@ -97,12 +80,18 @@ def distances_for(store, qvec, chunk_ids=None):
     return best
 
 
-def fuse(rankings, rrf_k=RRF_K, weights=None):
+def lexical_ranking(store, question, n):
+    """[chunk id] best first, by BM25 over identifier-split text."""
+    match = fts_query(question)
+    return store.lexical_search(match, NAME_WEIGHT, n) if match else []
+
+
+def fuse(rankings, rrf_k=RRF_K):
     """{chunk id: score} by reciprocal rank fusion of several rankings (each best first)."""
     scores = {}
-    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings)):
+    for ranking in rankings:
         for rank, cid in enumerate(ranking):
-            scores[cid] = scores.get(cid, 0.0) + weight / (rrf_k + rank + 1)
+            scores[cid] = scores.get(cid, 0.0) + 1.0 / (rrf_k + rank + 1)
     return scores
 
 
@@ -118,58 +107,33 @@ ASKS_ABOUT_TESTS = re.compile(r"\btest(s|ing|ed)?\b", re.I)
 def rescore(scores, rows, question):
     """The fused scores, adjusted by priors: test code counts for less unless the question
     is about tests; so does a member of a few lines (short texts sit near many questions,
-    in BM25 and in embedding space alike); and a member may gain a share of the scores of
-    its class's other candidates."""
-    if TEST_WEIGHT != 1 and not ASKS_ABOUT_TESTS.search(question):
-        scores = {cid: s * (TEST_WEIGHT if cid in rows and is_test(rows[cid].file) else 1)
-                  for cid, s in scores.items()}
-    if SHORT_WEIGHT != 1:
-        scores = {cid: s * (SHORT_WEIGHT if cid in rows and
-                            rows[cid].end_line - rows[cid].start_line < SHORT_LINES else 1)
-                  for cid, s in scores.items()}
-    if CLASS_WEIGHT:
-        totals = {}
-        for cid, score in scores.items():
-            if cid in rows:
-                owner = (rows[cid].file, rows[cid].cls)
-                totals[owner] = totals.get(owner, 0.0) + score
-        scores = {cid: s + CLASS_WEIGHT * (totals[(rows[cid].file, rows[cid].cls)] - s)
-                  if cid in rows else s for cid, s in scores.items()}
+    in BM25 and in embedding space alike)."""
+    tests_too = TEST_WEIGHT == 1 or ASKS_ABOUT_TESTS.search(question)
+    for cid, row in rows.items():
+        if not tests_too and is_test(row.file):
+            scores[cid] *= TEST_WEIGHT
+        if row.end_line - row.start_line < SHORT_LINES:
+            scores[cid] *= SHORT_WEIGHT
     return scores
 
 
-def search(store, question, qvec, k=K, mode=MODE, path_glob=None):
-    """The k best chunks as Hits, best first, without overlapping duplicates and at most
-    PER_FILE from one file. qvec None (no model yet): keywords only, without distances."""
+def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None):
+    """The k best chunks as Hits, best first, without overlapping duplicates. qvec None (no
+    model yet): keywords only, without distances. nearest: a source of nearest windows."""
     n = CANDIDATES * (4 if path_glob else 1)
-    vector = vector_ranking(store, qvec, n) if mode != "lexical" else []
+    vector = nearest.nearest(qvec, n) if mode != "lexical" and qvec is not None else []
     lexical = lexical_ranking(store, question, n) if mode != "vector" else []
-
-    def ranked(vector):
-        scores = fuse([[cid for cid, _ in vector], lexical], weights=[VECTOR_WEIGHT, 1.0])
-        rows = store.chunk_rows(scores)
-        return rescore(scores, rows, question), rows
-    scores, rows = ranked(vector)
-    distance = dict(vector)           # to the question itself, whatever PRF does below
-    if PRF and qvec is not None and vector:
-        # pseudo-relevance feedback: search again from the question moved toward its best hits
-        best = sorted(scores, key=lambda c: -scores[c])[:3]
-        blobs = [vec for _, vec in store.window_vectors(best)]
-        if blobs:
-            import numpy as np
-            hits = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
-            moved = qvec + PRF * hits.mean(0)
-            scores, rows = ranked(vector_ranking(store, moved / np.linalg.norm(moved), n))
+    scores = fuse([[cid for cid, _ in vector], lexical])
+    rows = store.chunk_rows(scores)
+    scores = rescore(scores, rows, question)
+    distance = dict(vector)
     results = []
     for cid in sorted(scores, key=lambda c: -scores[c]):
         row = rows.get(cid)
         if row is None or path_glob and not fnmatch.fnmatch(row.file, path_glob):
             continue
-        same_file = [r for r in results if r.file == row.file]
-        if PER_FILE and len(same_file) >= PER_FILE:
-            continue
-        if any(r.start_line <= row.end_line and row.start_line <= r.end_line
-               for r in same_file):
+        if any(r.file == row.file and r.start_line <= row.end_line and
+               row.start_line <= r.end_line for r in results):
             continue                                   # overlaps a better hit
         results.append(row)
         if len(results) == k:
@@ -182,12 +146,3 @@ def search(store, question, qvec, k=K, mode=MODE, path_glob=None):
         dist = round(distance.get(r.id, 2.0), 4) if qvec is not None else None
         hits.append(Hit(r, dist, dist is not None and dist <= CONFIDENT))
     return hits
-
-
-@dataclass
-class Hit:
-    """One answer: the chunk, its cosine distance to the question (None before the model is
-    ready), and whether that distance makes it a confident match."""
-    chunk: IndexedChunk
-    distance: float | None
-    confident: bool

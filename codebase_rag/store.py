@@ -167,7 +167,6 @@ class Store:
         return self._collection
 
     writer = False                # set by the process that holds the writer lock
-    scan_cache = False            # set by a reader that must not open Chroma (search.py)
 
     def count(self, table):
         assert table in ("files", "chunks", "windows", "doomed")

@@ -39,8 +39,7 @@ def chunk_header(rel, c, parts=HEADER_PARTS):
     owner = ".".join(p for p in (c.namespace, c.cls) if p)
     fields = {"path": rel, "owner": owner,
               "name": f"{c.kind} {c.member}{f' ({c.wrapper})' if c.wrapper else ''} "
-                      f"({split_identifiers(c.member).lower()})",
-              "qualified": ".".join(p for p in (owner, c.member) if p)}
+                      f"({split_identifiers(c.member).lower()})"}
     line = " | ".join(v for k, v in fields.items() if k in parts)
     docs = [c.doc if "doc" in parts else "",
             f"({c.cls}: {first_sentence(c.owner_doc)})" if "typedoc" in parts and c.owner_doc else ""]
@@ -62,10 +61,9 @@ def chunk_text(lines, c):
     return "\n".join(lines[c.start_line - 1:c.end_line])
 
 
-def windows(header, body, count_tokens, later_header=None):
+def windows(header, body, count_tokens):
     """Cut header+body into texts that each fit the model: the header, then as many
-    whole lines of the body as fit (a line too long for any window is cut in pieces).
-    later_header, if given, leads every window after the first instead."""
+    whole lines of the body as fit (a line too long for any window is cut in pieces)."""
     budget = MAX_TOKENS - 2
     head_tokens = count_tokens([header])[0]
     first, _, doc = header.partition("\n")
@@ -79,10 +77,7 @@ def windows(header, body, count_tokens, later_header=None):
         first = "…" + first[-int(len(first) * MAX_TOKENS / 2 / head_tokens) + 2:]
         header = first
         head_tokens = count_tokens([header])[0]
-    later_header = later_header or header
-    rooms = [max(budget - n, 32) for n in
-             (head_tokens, count_tokens([later_header])[0] if later_header != header else head_tokens)]
-    room = min(rooms)                             # a line longer than this is cut in pieces
+    room = max(budget - head_tokens, 32)          # a line longer than this is cut in pieces
     body_lines = body.split("\n")
     sizes = count_tokens(body_lines)
     for i in reversed([i for i, size in enumerate(sizes) if size >= room]):
@@ -92,14 +87,14 @@ def windows(header, body, count_tokens, later_header=None):
     out, current, used = [], [], 0
     for line, size in zip(body_lines, sizes):
         size += 1                         # the newline
-        if current and used + size > rooms[bool(out)]:
+        if current and used + size > room:
             out.append(current)
             current, used = [], 0
         current.append(line)
         used += size
     if current or not out:
         out.append(current)
-    return [(later_header if n else header) + "\n" + "\n".join(w) for n, w in enumerate(out)]
+    return [header + "\n" + "\n".join(w) for w in out]
 
 
 # -- the keyword index

@@ -30,13 +30,10 @@ def test_a_file_is_the_language_of_its_extension():
 
 
 @pytest.mark.parametrize("path, test", [
-    ("Game.Tests/EnergyTests.cs", True),
-    ("src/UnitTests/Helpers.cs", True),
-    ("tests/Energy.cs", True),
-    ("src/TestEnergy.cs", True),
-    ("src/Testament.cs", False),
-    ("src/Contest/Score.cs", False),
-    ("src/Energy.cs", False),
+    ("osu.Game.Tests/Visual/TestSceneBeatmap.cs", True), ("src/UnitTests/Parser.cs", True),
+    ("tests/Parser.cs", True), ("src/ParserTests.cs", True), ("src/parser_test.cs", True),
+    ("src/TestCaseSource.cs", True), ("osu.Game/Beatmaps/Beatmap.cs", False),
+    ("src/Contest.cs", False), ("src/Testament.cs", False), ("src/Testing/Clock.cs", False),
 ])
 def test_test_code_by_the_conventions_of_csharp(path, test):
     assert language_for(path).is_test(path) == test

@@ -17,7 +17,7 @@ RANK = {
     "embed": 3, "chroma": 3,
     "store": 4, "lock": 4, "remote": 4,
     "check": 5, "search": 5, "render": 5,
-    "indexer": 6, "runs": 7,
+    "indexer": 6, "runs": 7, "reader": 7,
 }
 HEAVY = ("numpy", "torch", "chromadb", "chromadb_rust_bindings", "onnxruntime", "tokenizers",
          "sentence_transformers", "onnx")
