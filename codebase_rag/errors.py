@@ -1,6 +1,7 @@
 """Expected failures, and the one line each one prints. Nothing here imports more than
 the standard library."""
 import argparse
+import re
 import sys
 
 
@@ -25,6 +26,25 @@ def damaged(folder, what, error):
     """A DamagedIndex whose reason is the first line of the error that revealed it."""
     text = str(error).strip()
     return DamagedIndex(folder, f"{what}: {text.splitlines()[0][:160] if text else type(error).__name__}")
+
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def printable(name):
+    """A path or name as it may be shown: bytes that are not UTF-8 as \\xNN, control
+    characters (a newline in a file name could forge a result line) escaped too."""
+    text = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return CONTROL.sub(lambda m: repr(m[0])[1:-1], text)
+
+
+def encodable(name):
+    """Whether a name (from the file system, argv or JSON) is valid Unicode throughout."""
+    try:
+        name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def warn(msg):

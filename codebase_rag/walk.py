@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .languages import LANGUAGES
 from .config import DEFAULT_EXCLUDES, MAX_FILE_BYTES
-from .errors import warn
+from .errors import encodable, printable, warn
 
 
 class Ignore:
@@ -32,6 +32,7 @@ class Ignore:
         self.specs = {}               # directory (relative, '' = root) -> spec or None
 
     def spec_for(self, rel_dir):
+        """The .gitignore of a directory (relative, '' = root), or None."""
         if rel_dir not in self.specs:
             gi = self.root / rel_dir / ".gitignore"
             spec = None
@@ -44,12 +45,22 @@ class Ignore:
             self.specs[rel_dir] = spec
         return self.specs[rel_dir]
 
-    def ignored(self, rel, is_dir=False):
-        """rel: path relative to the root, '/'-separated. Assumes its parents are not ignored."""
+    def chain(self, rel_dir, parent_chain):
+        """The .gitignore files that rule inside a directory, deepest first, as (directory,
+        spec): its parent's chain, plus its own. The walk passes each directory's chain to
+        its children, so no path is ever split into all its ancestors (a tree 1,000 levels
+        deep costs no more per file than a flat one)."""
+        spec = self.spec_for(rel_dir)
+        return [(rel_dir, spec)] + parent_chain if spec is not None else parent_chain
+
+    def ignored(self, rel, is_dir, chain):
+        """rel: path relative to the root, '/'-separated; chain: the .gitignore chain of its
+        directory. Assumes its parents are not ignored."""
         probe = rel + "/" if is_dir else rel
         if self.base.match_file(probe):
             return True
-        marker = self.beside.get(rel.rsplit("/", 1)[-1]) if is_dir else None
+        name = rel.rsplit("/", 1)[-1]
+        marker = self.beside.get(name) if is_dir else None
         if marker and (self.root / rel / ".." / marker).is_dir():
             return True
         if is_dir and all(spec.match_file(probe) for _, spec in self.scoped):
@@ -57,22 +68,24 @@ class Ignore:
         if not is_dir and any(spec.match_file(probe) for exts, spec in self.scoped
                               if rel.endswith(exts)):
             return True
-        parts = rel.split("/")
-        for depth in range(len(parts) - 1, -1, -1):       # deepest .gitignore first
-            spec = self.spec_for("/".join(parts[:depth]))
-            if spec is not None:
-                sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
-                result = spec.check_file(sub).include
-                if result is not None:
-                    return result
+        for base, spec in chain:                          # deepest .gitignore first
+            sub = rel[len(base) + 1:] if base else rel
+            result = spec.check_file(sub + "/" if is_dir else sub).include
+            if result is not None:
+                return result
         return False
 
     def included(self, rel):
         """Whether a build would index this file: no ignored parent, not ignored itself."""
-        parts = rel.split("/")
-        return (rel.endswith(self.extensions)
-                and not any(self.ignored("/".join(parts[:i]), True) for i in range(1, len(parts)))
-                and not self.ignored(rel))
+        if not rel.endswith(self.extensions):
+            return False
+        chain, folder = self.chain("", []), ""
+        for part in rel.split("/")[:-1]:
+            folder = f"{folder}/{part}" if folder else part
+            if self.ignored(folder, True, chain):
+                return False
+            chain = self.chain(folder, chain)
+        return not self.ignored(rel, False, chain)
 
 
 def inside(path, root):
@@ -86,41 +99,50 @@ def walk(root, ignore):
     files only, and a symlink only when its target lies inside the tree."""
     root = Path(root)
     seen_dirs = set()
-    stack = [("", False)]                     # (directory, reached through a symlink)
+    # (directory, its real path, reached through a symlink, its .gitignore chain); a real
+    # path is its parent's plus its name unless it is a link (realpath of each directory
+    # would cost a syscall per level: quadratic in a deep tree)
+    stack = [("", os.path.realpath(root), False, ignore.chain("", []))]
     while stack:
-        rel_dir, linked = stack.pop()
+        rel_dir, real, linked, chain = stack.pop()
         full = root / rel_dir
         try:
-            real = os.path.realpath(full)
             if linked and real in seen_dirs:
-                warn(f"skipping {rel_dir}: symlink loop")
+                warn(f"skipping {printable(rel_dir)}: symlink loop")
                 continue
             seen_dirs.add(real)
             entries = sorted(os.scandir(full), key=lambda e: e.name)
         except OSError as e:
-            warn(f"skipping {rel_dir or '.'}: {e.strerror}")
+            warn(f"skipping {printable(rel_dir) or '.'}: {e.strerror}")
             continue
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if not encodable(entry.name):     # a Latin-1 checkout: SQLite and the model need text
+                if entry.is_dir() or entry.name.endswith(ignore.extensions):
+                    warn(f"skipping {printable(rel)}: its name is not valid UTF-8")
+                continue
             try:
                 if entry.is_dir():
-                    if ignore.ignored(rel, True):
+                    if ignore.ignored(rel, True, chain):
                         continue
-                    if entry.is_symlink() and not inside(entry.path, root):
-                        warn(f"skipping {rel}: a symlink to outside the tree")
+                    linked = entry.is_symlink()
+                    if linked and not inside(entry.path, root):
+                        warn(f"skipping {printable(rel)}: a symlink to outside the tree")
                         continue
-                    stack.append((rel, entry.is_symlink()))
-                elif entry.name.endswith(ignore.extensions) and not ignore.ignored(rel):
+                    stack.append((rel, os.path.realpath(entry.path) if linked else
+                                  os.path.join(real, entry.name), linked, ignore.chain(rel, chain)))
+                elif entry.name.endswith(ignore.extensions) and not ignore.ignored(rel, False,
+                                                                                   chain):
                     if entry.is_symlink() and not inside(entry.path, root):
-                        warn(f"skipping {rel}: a symlink to outside the tree")
+                        warn(f"skipping {printable(rel)}: a symlink to outside the tree")
                         continue
                     st = entry.stat()
                     if not stat.S_ISREG(st.st_mode):
-                        warn(f"skipping {rel}: not a regular file")
+                        warn(f"skipping {printable(rel)}: not a regular file")
                         continue
                     yield rel, entry.path, st
             except OSError as e:
-                warn(f"skipping {rel}: {e.strerror}")
+                warn(f"skipping {printable(rel)}: {e.strerror}")
 
 
 def read_source(path, size=None):
@@ -130,32 +152,33 @@ def read_source(path, size=None):
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
-        warn(f"skipping {path}: {e.strerror}")
+        warn(f"skipping {printable(str(path))}: {e.strerror}")
         return None
     with os.fdopen(fd, "rb") as f:
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                warn(f"skipping {path}: not a regular file")
+                warn(f"skipping {printable(str(path))}: not a regular file")
                 return None
             if st.st_size > MAX_FILE_BYTES:
-                warn(f"skipping {path}: {st.st_size:,} bytes is over the {MAX_FILE_BYTES:,}-byte cap")
+                warn(f"skipping {printable(str(path))}: {st.st_size:,} bytes is over the "
+                 f"{MAX_FILE_BYTES:,}-byte cap")
                 return None
             data = f.read(MAX_FILE_BYTES + 1)
         except OSError as e:
-            warn(f"skipping {path}: {e.strerror}")
+            warn(f"skipping {printable(str(path))}: {e.strerror}")
             return None
     if len(data) > MAX_FILE_BYTES:
-        warn(f"skipping {path}: over the {MAX_FILE_BYTES:,}-byte cap")
+        warn(f"skipping {printable(str(path))}: over the {MAX_FILE_BYTES:,}-byte cap")
         return None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16", errors="replace").replace("\r\n", "\n")
     if b"\0" in data[:8192]:
-        warn(f"skipping {path}: binary content")
+        warn(f"skipping {printable(str(path))}: binary content")
         return None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        warn(f"{path}: not valid UTF-8, read as Windows-1252")
+        warn(f"{printable(str(path))}: not valid UTF-8, read as Windows-1252")
         text = data.decode("cp1252", errors="replace")
     return text.replace("\r\n", "\n").replace("\r", "\n")

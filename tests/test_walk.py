@@ -97,3 +97,39 @@ def test_binary_content_is_skipped(tmp_path):
     path = tmp_path / "B.cs"
     path.write_bytes(b"\x00\x01binary\x00" * 10)
     assert read_source(path) is None
+
+
+def test_a_name_that_is_not_utf8_is_skipped_by_name_and_the_rest_is_walked(tmp_path, capsys):
+    root = os.fsencode(tmp_path)
+    os.mkdir(root + b"/Caf\xe9")                         # a Latin-1 checkout
+    for name in (b"/Caf\xe9/Menu.cs", b"/R\xe9sum\xe9.cs", b"/Good.cs", b"/notes-\xe9.txt"):
+        with open(root + name, "w") as f:
+            f.write("class A { void M() { } }")
+    assert walked(tmp_path) == ["Good.cs"]
+    err = capsys.readouterr().err
+    assert "skipping Caf\\xe9: its name is not valid UTF-8" in err
+    assert "skipping R\\xe9sum\\xe9.cs: its name is not valid UTF-8" in err
+    assert "notes" not in err                             # not source: nothing to say
+
+
+def test_a_thousand_levels_deep_cost_no_more_per_file_than_a_flat_tree(tmp_path, monkeypatch):
+    """Each directory's .gitignore chain is handed to its children: no path is split into all
+    its ancestors, and no directory's real path is asked of the system (it would be once per
+    level, quadratic in the depth: 37 s for a no-op refresh at 1,200 levels)."""
+    deep = tmp_path
+    for level in range(1000):
+        deep = deep / "d"
+        deep.mkdir()
+    (deep / "Deep.cs").write_text("class D { }")
+    calls = []
+    real = os.path.realpath
+    monkeypatch.setattr(os.path, "realpath", lambda p, **kw: calls.append(p) or real(p, **kw))
+    from codebase_rag import walk as walk_module
+    checks = []
+    chain = walk_module.Ignore.chain
+    monkeypatch.setattr(walk_module.Ignore, "chain",
+                        lambda self, rel, parent: checks.append(rel) or chain(self, rel, parent))
+    assert walked(tmp_path) == ["d/" * 1000 + "Deep.cs"]
+    assert len(calls) <= 2                                # the root's, not one per level
+    assert len(checks) == 1001                            # one chain per directory
+    assert Ignore(tmp_path).included("d/" * 1000 + "Deep.cs")   # as a hook asks it
