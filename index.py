@@ -14,15 +14,12 @@ command parses flags, calls it and turns every expected failure into one line.
 """
 import argparse
 import json
+import os
 import sys
 import time
 
 from codebase_rag import config
-from codebase_rag.check import check_index, describe
 from codebase_rag.errors import ArgParser, UsageError, one_line, report, warn
-from codebase_rag.reader import status
-from codebase_rag.runs import (chunk_record, dry_run, handle_hook, index_tree, locate,
-                               push_only, reindex_files, start_background)
 
 
 def parse_args(argv):
@@ -57,6 +54,7 @@ def parse_args(argv):
                    help="say whether the index is built or building, how far, how long is "
                         "left, and the last error")
     p.add_argument("--detached", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--apply-queue", action="store_true", help=argparse.SUPPRESS)
     p.add_setting("SERVER", metavar="URL")
     p.add_argument("--push-only", action="store_true",
                    help="with --server: embed the tree into the team cache and keep no local "
@@ -72,8 +70,16 @@ def parse_args(argv):
 
 
 def run(args):
+    # imported here, so that the hook (main) loads only what it needs
+    from codebase_rag.check import check_index, describe, read_only_note
+    from codebase_rag.reader import status
+    from codebase_rag.runs import (apply_queue, chunk_record, dry_run, index_tree, locate,
+                                   push_only, reindex_files, start_background)
     if config.PROBLEMS:
         raise UsageError(config.PROBLEMS[0])
+    if args.apply_queue:                 # a hook's detached process
+        apply_queue(args.db)
+        return 0
     if args.single:
         started = time.time()
         for s in reindex_files(args.single, args.db, args.model, progress=not args.quiet):
@@ -91,13 +97,16 @@ def run(args):
         print(push_only(args.source, args.server, args.exclude, args.model, not args.quiet))
         return 0
     if args.background:
-        print(start_background(args.source, args.db, args.exclude, args.model, args.server))
+        print(start_background(args.source, args.db, args.exclude, args.model, args.server,
+                               args.rebuild))
         return 0
     if args.status:
         print(status(locate(args.source, args.db)[1]))
         return 0
     if args.check:
         _, db = locate(args.source, args.db)
+        if read_only_note(db):
+            print(read_only_note(db))
         problems = check_index(db)
         for problem in problems:
             warn(problem)
@@ -114,7 +123,10 @@ def main(argv=None):
     if "--hook" in argv:                 # a hook never fails or blocks the agent
         try:
             args = parse_args(argv)
-            handle_hook(json.loads(sys.stdin.read() or "{}"), args.db, args.model)
+            if config.PROBLEMS:
+                raise UsageError(config.PROBLEMS[0])
+            from codebase_rag.hook import handle_hook
+            handle_hook(json.loads(sys.stdin.read() or "{}"), args.db)
         except (Exception, SystemExit) as e:
             if not isinstance(e, SystemExit):
                 warn(f"hook: {one_line(e)}")
@@ -122,6 +134,9 @@ def main(argv=None):
     args = parse_args(argv)
     try:
         return run(args)
+    except BrokenPipeError:              # the reader stopped early (| head): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         warn("interrupted; the index stays usable and the next run finishes the work")
         return 130

@@ -40,18 +40,27 @@ def parse_args(argv):
     p.add_setting("MODE")
     p.add_setting("MODEL", metavar="NAME_OR_PATH",
                   help="refuse to answer unless the index was built with this model")
+    p.add_argument("--mcp", action="store_true",
+                   help="serve the index to an agent over MCP (stdio): tools search_code, "
+                        "find_related, index_status, reindex; register it with: claude mcp "
+                        "add codebase-rag -- PYTHON query.py --mcp")
     return p.parse_args(argv)
 
 
 def run(args):
     if config.PROBLEMS:
         raise UsageError(config.PROBLEMS[0])
-    if args.k < 1:
-        raise UsageError(f"-k must be at least 1, not {args.k}")
+    if args.mcp:
+        from codebase_rag.mcp_server import serve
+        serve(args.db)
+        return 0
     if args.batch:
-        source = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
-        with source:
-            questions = [line.strip() for line in source]
+        try:
+            source = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
+            with source:
+                questions = [line.strip() for line in source]
+        except UnicodeDecodeError:
+            raise UsageError(f"--batch {args.batch}: not UTF-8 text (one question per line)")
     else:
         if not args.question or not args.question.strip():
             raise UsageError('empty question; usage: query.py "what you are looking for"')

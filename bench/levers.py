@@ -28,7 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from codebase_rag import embed  # noqa: E402
-from codebase_rag.embed import ExportedModel, OnnxEmbedder, TorchEmbedder, resolve_model  # noqa: E402
+from codebase_rag.embed import ExportedModel, OnnxEmbedder  # noqa: E402
+from codebase_rag.export import TorchEmbedder, resolve_model  # noqa: E402
 from codebase_rag.indexer import build_file  # noqa: E402
 from codebase_rag.walk import read_source  # noqa: E402
 

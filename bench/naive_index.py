@@ -39,7 +39,7 @@ CODE = os.environ.get("RAG_BENCH_CODE") or str(Path(__file__).resolve().parents[
 sys.path.insert(0, CODE)
 from codebase_rag.chunkers import csharp  # noqa: E402
 from codebase_rag.languages import EXTENSIONS  # noqa: E402
-from codebase_rag.embed import resolve_model  # noqa: E402
+from codebase_rag.export import resolve_model  # noqa: E402
 from codebase_rag.walk import Ignore, read_source, walk  # noqa: E402
 
 BATCH = 500

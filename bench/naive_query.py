@@ -21,7 +21,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # speed.py runs a snapshot of the checkout and says where in RAG_BENCH_CODE
 CODE = os.environ.get("RAG_BENCH_CODE") or str(Path(__file__).resolve().parents[1])
 sys.path.insert(0, CODE)
-from codebase_rag.embed import resolve_model  # noqa: E402
+from codebase_rag.export import resolve_model  # noqa: E402
 
 
 def main():

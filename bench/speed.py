@@ -241,7 +241,7 @@ def export_onnx(folder):
     if (folder / "model.onnx").is_file():
         return None
     code = (f"import sys; sys.path.insert(0, {str(CODE)!r}); "
-            f"from codebase_rag.embed import TorchEmbedder, resolve_model; "
+            f"from codebase_rag.export import TorchEmbedder, resolve_model; "
             f"TorchEmbedder(resolve_model()[0]).export_onnx({str(folder)!r})")
     wall, rss, _ = run([PY, "-c", code])
     return wall, rss
@@ -274,13 +274,14 @@ def placeholder_build(src):
     sys.path.insert(0, os.environ.get("RAG_BENCH_CODE") or str(ROOT))
     import numpy as np
     from codebase_rag.config import DIM
-    from codebase_rag.embed import ExportedModel
+    from codebase_rag.config import HUB_MODEL
+    from codebase_rag.embed import index_model
     from codebase_rag.runs import index_tree
     from codebase_rag.text import text_key
 
     class Placeholder:
         dim = DIM
-        count_tokens = ExportedModel(src / ".codebase-rag" / "model").count_tokens
+        count_tokens = index_model(src / ".codebase-rag", HUB_MODEL, "fp32").count_tokens
 
         def __call__(self, texts):
             vecs = np.stack([np.random.default_rng(int(text_key(t)[:12], 16)).standard_normal(DIM)

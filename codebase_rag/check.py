@@ -1,12 +1,15 @@
 """Check: verify every file of an index without changing it (index.py --check)."""
+import os
 import random
 import sqlite3
 from pathlib import Path
 
-from .embed import ExportedModel
+from .embed import index_model
 from .errors import UsageError
 from .lock import is_locked, pending_entries
-from .store import Store, owned
+from .folder import owned
+from .store import Store
+from .walk import Ignore, walk
 
 
 def check_index(folder):
@@ -21,7 +24,10 @@ def check_index(folder):
         windows = store.window_keys()             # the embedded windows: id -> cache key
     except (UsageError, sqlite3.DatabaseError) as e:
         return problems + [str(e)]
-    problem = ExportedModel(store.model_dir, store.meta("precision") or "fp32").problem(full=True)
+    if not store.count("files") and has_source(store.meta("source")):
+        problems.append(f"the index lists no files, but {store.meta('source')} has source files; "
+                        f"run: python index.py")
+    problem = index_model(folder, store.meta("model"), store.meta("precision")).problem(full=True)
     if problem:
         problems.append(f"model: {problem}; run: python index.py (it exports the model again)")
     unfinished = store.count("windows") - len(windows) + store.count("doomed")
@@ -29,6 +35,8 @@ def check_index(folder):
     if (unfinished or dirty or queued) and not is_locked(folder):
         problems.append(f"an interrupted run left {unfinished:,} windows, {len(dirty):,} files and "
                         f"{queued:,} queued edits to finish; run: python index.py")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return problems               # Chroma cannot open it; queries read the cache instead
     try:
         ids = set(store.collection.get(embeddings=False)[0]) if windows else set()
         missing, extra = set(windows) - ids, ids - set(windows)
@@ -53,6 +61,21 @@ def check_index(folder):
     except UsageError as e:
         problems.append(str(e))
     return problems
+
+
+def has_source(root):
+    """Whether the tree at root has a file the index would read (the first one will do)."""
+    if not root or not Path(root).is_dir():
+        return False
+    return next(walk(root, Ignore(root)), None) is not None
+
+
+def read_only_note(folder):
+    """For --check on an index this process may not write: what that means."""
+    if os.access(folder, os.W_OK | os.X_OK):
+        return None
+    return (f"note: the index at {folder} is read-only; queries answer from it as it is, and "
+            f"a problem below is for whoever can write it to repair")
 
 
 def describe(folder):

@@ -5,6 +5,8 @@ the README's settings table lists the same (a test holds the three together).
 Nothing needs editing here: set CODEBASE_RAG_<NAME> in the environment, or pass the flag.
 """
 import os
+import sys
+from pathlib import Path
 from typing import NamedTuple
 
 ENV = os.environ
@@ -23,15 +25,24 @@ class Setting(NamedTuple):
     flag: str = None          # the flag that overrides it, where a command has one
     choices: tuple = None
     lever: bool = False       # a benchmark lever for bench/ablation.py, not a product setting
+    bounds: tuple = None      # (lowest, highest) a number may be; None: no limit that side
+
+    def problem(self, value, shown):
+        """Why value is not allowed, or None."""
+        low, high = self.bounds or (None, None)
+        if low is not None and value < low or high is not None and value > high:
+            what = f"at least {low}" if high is None else f"between {low} and {high}"
+            return f"{shown} must be {what}"
+        return None
 
 
 SETTINGS = {}
 PROBLEMS = []                 # bad values in the environment; the commands report them
 
 
-def _setting(name, default, doc, flag=None, choices=None, kind=None, lever=False):
+def _setting(name, default, doc, flag=None, choices=None, kind=None, lever=False, bounds=None):
     env = "CODEBASE_RAG_" + name
-    SETTINGS[name] = Setting(env, default, doc, flag, choices, lever)
+    SETTINGS[name] = setting = Setting(env, default, doc, flag, choices, lever, bounds)
     raw = ENV.get(env, "")
     if raw == "":
         return default
@@ -44,6 +55,9 @@ def _setting(name, default, doc, flag=None, choices=None, kind=None, lever=False
     if choices and value not in choices:
         PROBLEMS.append(f"{env}={raw!r} is not one of {', '.join(choices)}")
         return default
+    if bounds and setting.problem(value, f"{env}={raw!r}"):
+        PROBLEMS.append(setting.problem(value, f"{env}={raw!r}"))
+        return default
     return value
 
 
@@ -52,14 +66,17 @@ DB = _setting("DB", None, "the index folder (default: SOURCE/.codebase-rag, foun
               "up from the current directory)", flag="--db", kind=str)
 MODEL = _setting("MODEL", None, "sentence-transformers model, a name or a folder (default: the "
                  "packaged all-MiniLM-L6-v2, else the hub's)", flag="--model", kind=str)
+CACHE = _setting("CACHE", os.path.join(ENV.get("XDG_CACHE_HOME") or "~/.cache",
+                                       "codebase-rag"),
+                 "where this machine keeps the model's export, shared by every index")
 # -- indexing
-MAX_FILE_BYTES = _setting("MAX_FILE_BYTES", 1_000_000, "files bigger than this are skipped")
+MAX_FILE_BYTES = _setting("MAX_FILE_BYTES", 1_000_000, "files bigger than this are skipped", bounds=(1, None))
 BATCH = _setting("BATCH", 1, "texts per model call: one at a time (a session per core side "
                  "by side) is fastest on a CPU, costs least memory, and keeps int8 vectors "
-                 "from depending on the texts beside them")
-FLUSH = _setting("FLUSH", 2000, "windows embedded between two writes to the index")
+                 "from depending on the texts beside them", bounds=(1, None))
+FLUSH = _setting("FLUSH", 2000, "windows embedded between two writes to the index", bounds=(1, None))
 HOOK_WAIT = _setting("HOOK_WAIT", 20.0, "seconds a hook waits for another writer before it "
-                     "queues its file for that writer")
+                     "queues its file for that writer", bounds=(0, None))
 PRECISION = _setting("PRECISION", "auto", "the model's arithmetic for a new index: int8 where the "
                      "CPU has VNNI (about 2x faster, same answers), else fp32; an index keeps "
                      "the precision it was built with", choices=("auto", "fp32", "int8"))
@@ -70,23 +87,23 @@ SERVER = _setting("SERVER", None, "a Chroma server (http://host:port or https://
 SERVER_TOKEN = _setting("SERVER_TOKEN", None, "the token sent to that server (as "
                         "'Authorization: Bearer' and 'X-Chroma-Token')", kind=str)
 SERVER_TIMEOUT = _setting("SERVER_TIMEOUT", 10.0, "seconds any one request to that server "
-                          "may take before the build goes on without it")
+                          "may take before the build goes on without it", bounds=(0.001, None))
 # -- searching
-K = _setting("K", 5, "number of results", flag="-k")
+K = _setting("K", 5, "number of results", flag="-k", bounds=(1, None))
 LINES = _setting("LINES", 16, "lines of each result to show, in print and in JSON 'text' "
-                 "(-1: the whole chunk)", flag="--lines")
+                 "(-1: the whole chunk)", flag="--lines", bounds=(-1, None))
 MODE = _setting("MODE", "hybrid", "ranking: embeddings, BM25 keywords, or both fused",
                 flag="--mode", choices=("vector", "lexical", "hybrid"))
-RRF_K = _setting("RRF_K", 20.0, "reciprocal rank fusion constant")
+RRF_K = _setting("RRF_K", 20.0, "reciprocal rank fusion constant", bounds=(0, None))
 NAME_WEIGHT = _setting("NAME_WEIGHT", 8.0, "BM25 weight of a member's own names against "
-                       "the rest of its text")
+                       "the rest of its text", bounds=(0, None))
 TEST_WEIGHT = _setting("TEST_WEIGHT", 0.5, "how much a member of test code counts against "
-                      "production code, unless the question is about tests (1: the same)")
+                      "production code, unless the question is about tests (1: the same)", bounds=(0, 1))
 SHORT_WEIGHT = _setting("SHORT_WEIGHT", 0.7, "how much a member of SHORT_LINES lines or fewer "
-                        "counts (1: the same as any other)")
+                        "counts (1: the same as any other)", bounds=(0, 1))
 SHORT_LINES = 3
 CONFIDENT = _setting("CONFIDENT", 0.62, "cosine distance above which the best hit is not a "
-                     "confident match")
+                     "confident match", bounds=(0, 2))
 # -- diagnosis
 DEBUG = _setting("DEBUG", False, "print a traceback on an unexpected error")
 # -- benchmark levers
@@ -100,6 +117,9 @@ CHROMA = _setting("CHROMA", "bindings", "reach Chroma through its engine's bindi
 
 HEADER_PARTS = [part for part in HEADER.split(",") if part != "0"]
 
+# -- how a person or an agent runs the tool, from any folder: with absolute paths
+INDEX_COMMAND = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'index.py'}"
+QUERY_COMMAND = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'query.py'}"
 # -- fixed by the model and the on-disk format, not settings
 INDEX_DIRNAME = ".codebase-rag"
 HUB_MODEL = "sentence-transformers/all-MiniLM-L6-v2"

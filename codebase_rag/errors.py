@@ -76,8 +76,16 @@ class ArgParser(argparse.ArgumentParser):
         value = getattr(config, name)
         shown = f"; default {value}" if value is not None else ""
         doc = kwargs.pop("help", s.doc)
-        self.add_argument(s.flag, default=value, choices=s.choices,
-                          type=type(s.default) if s.default is not None else str,
+        kind = type(s.default) if s.default is not None else str
+
+        def checked(raw):
+            value = kind(raw)
+            problem = s.problem(value, s.flag) if s.bounds else None
+            if problem:
+                raise argparse.ArgumentTypeError(problem)
+            return value
+        checked.__name__ = kind.__name__        # argparse names the type in its message
+        self.add_argument(s.flag, default=value, choices=s.choices, type=checked,
                           help=f"{doc}{shown}; env {s.env}", **kwargs)
 
 

@@ -11,12 +11,13 @@ from pathlib import Path
 
 from .languages import chunk_source, language_for
 from .config import FLUSH
-from .embed import SMOKE_TEXT, ExportedModel, resolve_model
+from .embed import SMOKE_TEXT, index_model
+from .export import resolve_model
 from .errors import one_line, warn
-from .lock import has_pending, take_pending, writer_lock
+from .lock import HOLDER, has_pending, record_holder, take_pending, take_refresh, writer_lock
 from .store import FileIndex, IndexedChunk
 from .text import cache_key, chunk_body, chunk_header, chunk_text, lexical_text, text_key, windows
-from .walk import inside, read_source
+from .walk import inside, read_source, walk
 
 FILES_PER_WRITE = 200         # step 1 commits this often, so a query soon sees the first files
 
@@ -59,7 +60,7 @@ class Indexer:
         self.store, self.root, self.ignore = store, Path(root), ignore
         self.model_path, self.model_id = resolve_model(model)
         self.precision = store.meta("precision") or "fp32"
-        self.model = ExportedModel(store.model_dir, self.precision, self.model_path)
+        self.model = index_model(store.folder, self.model_id, self.precision)
         self.embedder = embedder
         # the tokenizer alone needs no model loaded: a build that embeds nothing is quick
         self.count_tokens = embedder.count_tokens if embedder else self.model.count_tokens
@@ -70,6 +71,7 @@ class Indexer:
         self.team = None              # a TeamCache (remote.py), for full runs with a server
         self.rebuild = False          # drop everything first (under the lock)
         self.record = False           # a full run: keep its state for --status
+        self.dirs = None              # {directory: mtime_ns} of a whole-tree walk
 
     # -- step 1
     def run(self, work):
@@ -97,9 +99,10 @@ class Indexer:
                 continue
             rows, window_texts = built
             self.stats["files"] += 1
+            keys = [cache_key(text, self.precision) for _, _, _, text in window_texts]
             batch.append(FileIndex(rel, st.st_mtime_ns, st.st_size, sha, rows, [
-                (wid, cid, w, cache_key(text, self.precision), text)
-                for wid, cid, w, text in window_texts]))
+                (f"{wid}.{key[:12]}", cid, w, key, text)        # an id that names its text
+                for (wid, cid, w, text), key in zip(window_texts, keys)]))
             if len(batch) >= FILES_PER_WRITE:
                 self.write(batch)
                 batch = []
@@ -186,11 +189,22 @@ def stat_or_none(path):
         return None
 
 
-def write_under_lock(store, indexer, work, wait=None, record=False):
+def tree_work(store, indexer):
+    """{path: stat or None} for a whole-tree refresh: every file the walk yields, and every
+    file of the manifest it no longer yields (gone, or newly ignored)."""
+    indexer.dirs = {}                         # recorded once the run is done (see below)
+    work = {rel: st for rel, _, st in walk(indexer.root, indexer.ignore, indexer.dirs)}
+    indexer.walked |= set(work)
+    work.update({rel: None for rel in store.manifest() if rel not in work})
+    return work
+
+
+def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"):
     """Run both steps over work (and any dirty or queued files) holding the lock; then bring
     Chroma in step with the windows. The model's export, if needed, runs meanwhile in a
     child process. With wait set, give up after that many seconds; False if it did.
-    record: a full run, whose state, progress and errors --status reports."""
+    record: a full run, whose state, progress and errors --status reports. kind: what
+    --status says holds the lock (build, files, hook)."""
     from filelock import Timeout
     lock = writer_lock(store.folder)
     try:
@@ -206,6 +220,7 @@ def write_under_lock(store, indexer, work, wait=None, record=False):
             return False
     indexer.record = record
     try:
+        record_holder(store.folder, kind, len(work))
         store.writer = True
         if record:
             store.set_meta(build_state="building", build_started=f"{time.time():.1f}",
@@ -215,8 +230,10 @@ def write_under_lock(store, indexer, work, wait=None, record=False):
             if export:
                 export.result()
             (indexer.embedder or indexer.model.embedder())([SMOKE_TEXT])
-            store.drop()              # only once the model is known to embed
+            store.prepare_rebuild()   # only once the model is known to embed
         while True:
+            if take_refresh(store.folder):
+                work = {**tree_work(store, indexer), **work}
             extra = set(store.dirty_files()) | take_pending(store.folder)
             work = dict(work)
             work.update({rel: stat_or_none(indexer.root / rel) for rel in extra if rel not in work})
@@ -231,6 +248,8 @@ def write_under_lock(store, indexer, work, wait=None, record=False):
             elif not has_pending(store.folder) and not store.dirty_files():
                 break
             work = {}
+        if indexer.dirs is not None:          # the times as the walk saw them: a file added
+            store.set_dirs(indexer.dirs, whole=True)     # since is found by the next query
         if record:
             store.set_meta(build_state="built", build_finished=f"{time.time():.1f}")
     except Exception as e:
@@ -240,8 +259,9 @@ def write_under_lock(store, indexer, work, wait=None, record=False):
         raise
     finally:
         store.writer = False
+        (store.folder / HOLDER).unlink(missing_ok=True)
         lock.release()
-    # a hook may have queued a file after the last look but before the release
+    # an edit or a refresh may have been asked for after the last look but before the release
     if has_pending(store.folder):
-        return write_under_lock(store, indexer, {}, wait=1) or True
+        return write_under_lock(store, indexer, {}, wait=1, kind=kind) or True
     return True

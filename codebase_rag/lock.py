@@ -1,12 +1,18 @@
-"""The writer lock and the queue beside it. One writer at a time: a hook that cannot get
-the lock soon leaves its file in pending/, and whoever holds the lock re-indexes pending
-files before letting go."""
+"""The writer lock and the queue beside it. One writer at a time: an edit (a hook) or a
+refresh (--background) that finds a writer leaves a durable mark in pending/, and whoever
+holds the lock honours every mark before letting go, so no change is ever dropped."""
+import json
 import os
 import re
 import time
 from pathlib import Path
 
+from .errors import encodable
+
 PENDING_ENTRY = re.compile(r"\d+\.\d+")       # the names queue_pending gives its entries
+REFRESH = "refresh"                           # pending/refresh: walk the whole tree again
+HOLDER = "writer.json"                        # who holds the lock: kind, pid, start
+INDEX_PY = Path(__file__).resolve().parents[1] / "index.py"
 
 
 def writer_lock(index):
@@ -15,12 +21,34 @@ def writer_lock(index):
 
 
 def queue_pending(index, rels):
+    """Queue these paths for the writer; written whole or not at all."""
     folder = Path(index) / "pending"
     folder.mkdir(exist_ok=True)
     for rel in rels:
+        if not encodable(rel):
+            continue                          # no index may hold it (the walk skips it too)
         tmp = folder / f".{os.getpid()}.{time.time_ns()}"
-        tmp.write_text(rel, encoding="utf-8")
-        os.replace(tmp, folder / tmp.name[1:])
+        try:
+            tmp.write_text(rel, encoding="utf-8")
+            os.replace(tmp, folder / tmp.name[1:])
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def request_refresh(index):
+    """Ask the writer (now or next) to walk the whole tree again before it lets go."""
+    folder = Path(index) / "pending"
+    folder.mkdir(exist_ok=True)
+    (folder / REFRESH).touch()
+
+
+def take_refresh(index):
+    """Whether a refresh was asked for; the mark is gone after (call with the lock held)."""
+    try:
+        (Path(index) / "pending" / REFRESH).unlink()
+        return True
+    except FileNotFoundError:
+        return False
 
 
 def pending_entries(index):
@@ -36,22 +64,62 @@ def take_pending(index):
         try:
             rels.add(entry.read_text(encoding="utf-8"))
             entry.unlink()
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             pass
     return rels
 
 
 def has_pending(index):
-    return bool(pending_entries(index))
+    return bool(pending_entries(index)) or (Path(index) / "pending" / REFRESH).exists()
 
 
 def is_locked(index):
-    """Whether some process holds the writer lock of the index folder."""
-    from filelock import Timeout
-    lock = writer_lock(index)
+    """Whether some process holds the writer lock of the index folder. A probe that needs
+    no write access (filelock opens the file for writing), so a read-only index answers."""
+    import fcntl
     try:
-        lock.acquire(timeout=0)
-    except Timeout:
+        fd = os.open(Path(index) / "write.lock", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False                          # no lock file: nobody ever wrote here
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except OSError:
         return True
-    lock.release()
-    return False
+    finally:
+        os.close(fd)
+
+
+def record_holder(index, kind, files=0):
+    """Say who holds the lock (for --status): written once the lock is held."""
+    path = Path(index) / HOLDER
+    path.write_text(json.dumps({"kind": kind, "pid": os.getpid(), "started": time.time(),
+                                "files": files}))
+
+
+def holder(index):
+    """{kind, pid, started, files} of the process holding the lock, or None."""
+    try:
+        return json.loads((Path(index) / HOLDER).read_text()) if is_locked(index) else None
+    except (OSError, ValueError):
+        return None
+
+
+LOG = "build.log"             # what detached writers print
+
+
+def detach(db, args, what, env=None):
+    """Run index.py with args in a session of its own (killing the hook or the terminal that
+    started it does not stop it), its output appended to build.log in the index folder."""
+    import subprocess
+    import sys
+    log = Path(db) / LOG
+    if log.is_file() and log.stat().st_size > 1_000_000:
+        os.replace(log, log.with_suffix(".log.1"))
+    command = [sys.executable, str(INDEX_PY), *args]
+    with open(log, "a") as out:
+        out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {what}\n")
+        out.flush()
+        subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                         start_new_session=True, close_fds=True, env={**os.environ, **(env or {})})

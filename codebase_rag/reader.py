@@ -11,15 +11,21 @@ index rebuilt since the last question is opened again.
 """
 import os
 import time
+
+import numpy as np
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import K, MODE
-from .embed import ExportedModel, resolve_model
+from .config import CONFIDENT, INDEX_COMMAND, K, MODE
+from .embed import index_model
+from .export import resolve_model
 from .errors import UsageError
-from .lock import is_locked
-from .search import CacheScan, ChromaNearest, Hit, search
-from .store import Store, find_index
+from .fresh import absorb, changed_files, stale_note
+from .lock import holder, is_locked
+from .nearest import CacheScan, ChromaNearest, MemoryNearest
+from .search import Hit, search
+from .folder import find_index
+from .store import Store
 
 
 @dataclass
@@ -32,11 +38,12 @@ class Answer:
 
 
 class Reader:
-    """Questions to the index at db, or to the one found by walking up from cwd."""
+    """Questions to the index at db, or to the one found by walking up from cwd. memory: a
+    reader that lives long (the MCP server) keeps every vector in memory."""
 
-    def __init__(self, db=None, model=None, cwd=None):
-        self.db, self.model_asked, self.cwd = db, model, cwd
-        self.store = self.exported = None
+    def __init__(self, db=None, model=None, cwd=None, memory=False):
+        self.db, self.model_asked, self.cwd, self.memory = db, model, cwd, memory
+        self.store = self.exported = self.in_memory = None
         self.opened = None            # (folder, inode of index.sqlite) of the open store
 
     def folder(self):
@@ -44,7 +51,7 @@ class Reader:
         if folder is None or not (folder / "index.sqlite").is_file():
             raise UsageError(f"no codebase-rag index found at or above "
                              f"{folder or self.cwd or os.getcwd()}; create one with: "
-                             f"python index.py --source DIR")
+                             f"{INDEX_COMMAND} --source DIR")
         return folder
 
     def open(self):
@@ -56,12 +63,14 @@ class Reader:
             raise UsageError(f"the index at {folder} is being replaced; ask again") from None
         if opened != self.opened:
             store = Store(folder)
+            store.db.execute("PRAGMA busy_timeout=2000")    # a query never waits long to write
             built_with = store.meta("model")
             if self.model_asked and resolve_model(self.model_asked)[1] != built_with:
                 raise UsageError(f"the index was built with {built_with}, not "
                                  f"{resolve_model(self.model_asked)[1]}; re-index with --rebuild")
             self.store, self.opened = store, opened
-            self.exported = ExportedModel(store.model_dir, store.meta("precision") or "fp32")
+            self.exported = index_model(folder, built_with, store.meta("precision"))
+            self.in_memory = MemoryNearest(store) if self.memory else None
         return self.store
 
     def embedder(self, locked):
@@ -74,29 +83,70 @@ class Reader:
         self.exported.preload()
         return self.exported
 
-    def ask(self, questions, k=K, mode=MODE, path_glob=None, max_distance=None):
-        """An Answer per question, in order (an empty question gets no hits)."""
+    def prepare(self):
+        """What every question starts with: the index open, what changed on disk absorbed,
+        and the source of nearest windows chosen for this moment. Returns (store, the model
+        or None, the paths whose results are stale, the source)."""
         store = self.open()
         locked = is_locked(store.folder)
         model = self.embedder(locked)
-        scan = locked or not os.access(store.folder, os.W_OK)
-        nearest = CacheScan(store) if scan else ChromaNearest(store)
-        if not scan and store.embedded_count():
+        changed, moved = changed_files(store, store.root())
+        stale = absorb(store, changed, moved, model.embedder() if model else None) \
+            if changed or moved else set()
+        if self.in_memory is not None:
+            return store, model, stale, self.in_memory
+        if locked or not os.access(store.folder, os.W_OK):
+            return store, model, stale, CacheScan(store)
+        if store.embedded_count():
             store.collection          # open Chroma while the model loads
+        return store, model, stale, ChromaNearest(store)
+
+    def ask(self, questions, k=K, mode=MODE, path_glob=None, max_distance=None):
+        """An Answer per question, in order (an empty question gets no hits)."""
+        store, model, stale, nearest = self.prepare()
         asked = [q for q in questions if q]
         vectors = dict(zip(asked, model.embedder()(asked))) if asked and model else {}
+        answers = []
+        for q in questions:
+            hits = search(store, q, vectors.get(q), nearest, k, mode, path_glob) if q else []
+            answers.append(self.answer(store, q, hits, stale, max_distance))
+        return answers
+
+    def related(self, file, line, k=K):
+        """The members nearest in meaning to the one at file:line (its own file's others too)."""
+        store, model, stale, nearest = self.prepare()
+        here = store.chunk_at(file, line)
+        if here is None:
+            raise UsageError(f"no indexed member at {file}:{line}; give a line inside a "
+                             f"method, function or type of an indexed file")
+        vectors = [np.frombuffer(v, dtype=np.float32) for _, v in store.window_vectors([here.id])]
+        if not vectors:
+            raise UsageError(f"{file}:{line} ({here.member}) has no vector yet; ask again soon")
+        centre = np.mean(vectors, axis=0)
+        centre /= np.linalg.norm(centre)
+        found = [(c, d) for c, d in nearest.nearest(centre, k * 2 + 1) if c != here.id]
+        rows = store.chunk_rows([c for c, _ in found])
+        hits = [Hit(rows[c], round(d, 4), d <= CONFIDENT) for c, d in found if c in rows][:k]
+        return self.answer(store, f"{file}:{line}", hits, stale)
+
+    def answer(self, store, question, hits, stale, max_distance=None):
+        """The Answer for hits: stale ones marked, and the notes that qualify them."""
         total, done = store.count("windows"), store.embedded_count()
         notes = [] if done >= total else [
             f"semantic index {done / total:.0%} built ({done:,} of {total:,} windows); "
             f"ranking leans on keywords until it is done"]
-        answers = []
-        for q in questions:
-            hits = search(store, q, vectors.get(q), nearest, k, mode, path_glob) if q else []
-            if max_distance is not None:
-                hits = [h for h in hits if (h.distance or 0) <= max_distance]
-            answers.append(Answer(q, hits, list(notes),
-                                  round(done / total, 3) if done < total else 1.0))
-        return answers
+        touched = {h.chunk.file for h in hits} & stale
+        for h in hits:
+            h.stale = h.chunk.file in touched
+        if touched:
+            notes.append(stale_note(touched))
+        if max_distance is not None:
+            unknown = sum(h.distance is None for h in hits)
+            hits = [h for h in hits if h.distance is not None and h.distance <= max_distance]
+            if unknown:
+                notes.append(f"--max-distance dropped {unknown} keyword results whose distance "
+                             f"is not known yet (the model is still being prepared)")
+        return Answer(question, hits, notes, round(done / total, 3) if done < total else 1.0)
 
     def status(self):
         """What --status prints: built or building, progress, time left, the last error."""
@@ -109,12 +159,13 @@ def status(db):
     store = Store(db)
     meta = dict(store.db.execute("SELECT key, value FROM meta"))
     total, done = store.count("windows"), store.embedded_count()
-    running = is_locked(db)
+    held = holder(db) or ({"kind": "build"} if is_locked(db) else None)
+    running = held is not None and held["kind"] == "build"
     state = meta.get("build_state") or ("built" if store.count("files") else "not built yet")
     started = float(meta.get("build_started", 0) or 0)
     if running:
         state = "building"
-    elif state == "starting" and time.time() - started > 60 or state == "building":
+    elif state == "starting" and time.time() - started > 60 or state == "building" and not held:
         state = "interrupted (the next index.py run finishes it)"
     lines = [f"{state}: {db} ({meta.get('precision', 'fp32')}), {store.count('files'):,} files, "
              f"{store.count('chunks'):,} chunks"]
@@ -128,6 +179,10 @@ def status(db):
     lines.append(line)
     if running and started:
         lines.append(f"running for {duration(time.time() - started)}")
+    elif held:
+        since = duration(time.time() - held.get("started", time.time()))
+        lines.append(f"applying edits to {held.get('files') or 'some'} file(s) ({held['kind']}, "
+                     f"for {since})")
     elif meta.get("build_finished") and state == "built":
         finished = float(meta["build_finished"])
         lines.append(f"last build finished {time.strftime('%Y-%m-%d %H:%M', time.localtime(finished))}"

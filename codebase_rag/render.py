@@ -3,10 +3,11 @@ import json
 import sys
 
 from .config import CONFIDENT
+from .errors import printable
 
 
 def qualified_name(c):
-    return ".".join(p for p in (c.cls, c.member) if p) or c.file
+    return printable(".".join(p for p in (c.cls, c.member) if p) or c.file)
 
 
 def print_results(hits, show_lines, out=sys.stdout):
@@ -19,7 +20,7 @@ def print_results(hits, show_lines, out=sys.stdout):
     for i, h in enumerate(hits, 1):
         c = h.chunk
         dist = "-" if h.distance is None else f"{h.distance:.4f}"
-        print(f"#{i} | {c.file}:{c.start_line}-{c.end_line} | {qualified_name(c)} | "
+        print(f"#{i} | {printable(c.file)}:{c.start_line}-{c.end_line} | {qualified_name(c)} | "
               f"dist: {dist}", file=out)
         lines = c.text.split("\n")
         shown = len(lines) if show_lines < 0 else show_lines
@@ -38,7 +39,8 @@ def as_dict(hit, show_lines, **extra):
     return {"file": c.file, "start_line": c.start_line, "end_line": c.end_line,
             "language": c.language, "namespace": c.namespace, "class": c.cls,
             "member": c.member, "method": c.member, "kind": c.kind, "signature": c.signature,
-            "distance": hit.distance, "confident": hit.confident, "text": text, **extra}
+            "distance": hit.distance, "confident": hit.confident, "stale": hit.stale,
+            "text": text, **extra}
 
 
 def to_json(hits, show_lines, **extra):

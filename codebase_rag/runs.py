@@ -2,20 +2,22 @@
 hook's event; and what --status says about them."""
 import json
 import os
-import subprocess
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-from .languages import EXTENSIONS, LANGUAGES, language_for
-from .config import HOOK_WAIT, INDEX_DIRNAME, PRECISION, SERVER, SERVER_TOKEN
-from .embed import resolve_model, resolve_precision
-from .errors import DamagedIndex, OldFormat, UsageError, warn
-from .indexer import Indexer, chunk_file, stat_or_none, write_under_lock
-from .lock import is_locked, queue_pending
-from .store import Store, claim_index_folder, find_index, open_store_afresh
-from .walk import Ignore, inside, read_source, walk
+from .languages import LANGUAGES, language_for
+from .config import HOOK_WAIT, INDEX_DIRNAME, PRECISION, SERVER, SERVER_TOKEN, SETTINGS
+from .embed import index_model, resolve_precision
+from .export import resolve_model
+from .errors import DamagedIndex, OldFormat, UsageError, encodable, printable
+from .indexer import Indexer, chunk_file, stat_or_none, tree_work, write_under_lock
+from .lock import detach, is_locked, request_refresh
+from .folder import claim_index_folder, find_index
+from .hook import store_for_file
+from .store import Store, open_store_afresh
+from .walk import Ignore, read_source, walk
 
 
 def locate(source, db):
@@ -31,9 +33,17 @@ def locate(source, db):
     return root, Path(db).resolve() if db else root / INDEX_DIRNAME
 
 
+def refuse_read_only(db):
+    """One line for an index this process may not write (a shared mount, a CI cache)."""
+    if Path(db).is_dir() and not os.access(db, os.W_OK | os.X_OK):
+        raise UsageError(f"the index at {db} is read-only: queries answer from it as it is; "
+                         f"to update it, run index.py where the index can be written")
+
+
 def open_for_write(db, source, model, rebuild=False):
     """The Store for source (created if needed), checked against its model and root. A
     tree moved together with its index (in its default place) is simply the new root."""
+    refuse_read_only(db)
     claim_index_folder(db)
     try:
         store = Store(db, create=True)
@@ -60,9 +70,11 @@ def open_for_write(db, source, model, rebuild=False):
                          f"mixes two precisions; use --rebuild to switch it to {asked}")
     precision = resolve_precision(None if rebuild and asked else known_precision)
     if known_model and known_model != model_id:     # --rebuild with another model
-        import shutil
         store.forget_vectors()
-        shutil.rmtree(store.model_dir, ignore_errors=True)
+    own_export = Path(db) / "model"       # an older version's export, or another model's
+    if own_export.is_dir() and index_model(db, model_id, precision).folder != own_export:
+        import shutil
+        shutil.rmtree(own_export, ignore_errors=True)
     store.set_meta(model=model_id, source=root, in_tree="1" if in_tree else "0",
                    precision=precision)
     return store
@@ -94,12 +106,12 @@ def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True
     if server:
         from .remote import TeamCache
         indexer.team = TeamCache(server, SERVER_TOKEN, indexer.model_id, indexer.precision)
-    work = {rel: st for rel, _, st in walk(source, ignore)}
-    indexer.walked = set(work)
-    work.update({rel: None for rel in store.manifest() if rel not in work})
+    work = tree_work(store, indexer)
     # detached, leave the work to a build that holds the lock (not to a --status that
-    # holds it for a moment to see whether one does)
-    if not write_under_lock(store, indexer, work, wait=5 if detached else None, record=True):
+    # holds it for a moment to see whether one does), with a mark it honours before it ends
+    if not write_under_lock(store, indexer, work, wait=5 if detached else None, record=True,
+                            kind="build"):
+        request_refresh(db)
         return f"another build of {db} is running; it will pick up every change"
     s = indexer.stats
     shared = f", {s['server']} from the team cache" if server else ""
@@ -143,100 +155,80 @@ def chunk_record(rel, c):
     return {"file": rel, "language": language_for(rel).name, **row}
 
 
-def store_for_file(path, db=None, cwd=None):
-    """(store, source root, relative path) for a file, or None if no index covers it, or
-    if it lies outside the indexed tree (after resolving '..' and symlinks)."""
-    path = os.path.normpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(path)))
-    folder = Path(db) if db else find_index(Path(path).parent)
-    if folder is None or not (Path(folder) / "index.sqlite").is_file():
-        return None
-    store = Store(folder)
-    root = Path(store.meta("source", ""))
-    if store.meta("in_tree") == "1":
-        root = Path(folder).absolute().parent       # wherever the tree has moved since
-    for base in dict.fromkeys((str(root), os.path.realpath(root))):
-        if path.startswith(base.rstrip(os.sep) + os.sep) and inside(path, root):
-            return store, root, Path(os.path.relpath(path, base)).as_posix()
-    return None
-
-
-def reindex_files(paths, db=None, model=None, wait=None, progress=True, cwd=None):
-    """Re-index the given files in whatever index covers each. Returns the stats of each
-    index written. With wait set (a hook), paths no index covers are skipped silently."""
+def reindex_files(paths, db=None, model=None, progress=True, cwd=None):
+    """Re-index the given files (--single) in whatever index covers each, waiting for the
+    writer lock. Returns the stats of each index written."""
     groups = {}
     for p in paths:
+        if not encodable(p):
+            raise UsageError(f"{printable(p)}: its name is not valid UTF-8, so no index holds it")
         found = store_for_file(p, db, cwd)
         if found is None:
-            if wait is None:
-                raise UsageError(f"no index covers {p}, or it lies outside the indexed tree; "
-                                 f"run index.py in its source tree first")
-            continue
+            raise UsageError(f"no index covers {printable(p)}, or it lies outside the indexed "
+                             f"tree; run index.py in its source tree first")
         store, root, rel = found
         groups.setdefault(str(store.folder), (store, root, set()))[2].add(rel)
     done = []
     for store, root, rels in groups.values():
-        claim_index_folder(store.folder)
-        if store.meta("source") != str(root):
-            store.set_meta(source=str(root))
-        ignore = Ignore(root, json.loads(store.meta("excludes", "[]")))
-        indexer = Indexer(store, root, ignore, model or store.meta("model"), progress)
-        if store.meta("model") != indexer.model_id:
-            raise UsageError(f"the index at {store.folder} was built with "
-                             f"{store.meta('model')}, not {indexer.model_id}")
-        work = {rel: stat_or_none(root / rel) for rel in rels}
-        indexer.model.preload()
-        if wait is not None:
-            queue_pending(store.folder, rels)
-            work = {}
-        if write_under_lock(store, indexer, work, wait):
-            done.append(indexer.stats)
-        else:
-            warn(f"index busy; {len(rels)} file(s) queued for the running indexer")
+        refuse_read_only(store.folder)
+        indexer = writer_for(store, root, model, progress)
+        write_under_lock(store, indexer, {rel: stat_or_none(root / rel) for rel in rels})
+        done.append(indexer.stats)
     return done
 
 
-HOOK_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+def writer_for(store, root, model=None, progress=False):
+    """An Indexer for a run over part of an indexed tree (files, a hook's queue)."""
+    claim_index_folder(store.folder)
+    if store.meta("source") != str(root):
+        store.set_meta(source=str(root))
+    ignore = Ignore(root, store.excludes())
+    indexer = Indexer(store, root, ignore, model or store.meta("model"), progress)
+    if store.meta("model") != indexer.model_id:
+        raise UsageError(f"the index at {store.folder} was built with "
+                         f"{store.meta('model')}, not {indexer.model_id}")
+    return indexer
 
 
-def handle_hook(event, db=None, model=None):
-    """A Claude Code PostToolUse event (parsed JSON): re-index the file it edited."""
-    if not isinstance(event, dict) or event.get("tool_name", "Edit") not in HOOK_TOOLS:
-        return
-    tool_input = event.get("tool_input") or {}
-    path = tool_input.get("file_path") or tool_input.get("notebook_path")
-    if not isinstance(path, str) or not path.endswith(EXTENSIONS):
-        return
-    path = path.replace("\\", "/")
-    cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
-    reindex_files([path], db, model, wait=HOOK_WAIT, progress=False, cwd=cwd)
+def apply_queue(db):
+    """What the detached process of a hook runs: the queued edits, under the lock (a writer
+    that holds it already applies them itself)."""
+    store = Store(db)
+    root = Path(store.meta("source", ""))
+    if store.meta("in_tree") == "1":
+        root = Path(db).absolute().parent
+    write_under_lock(store, writer_for(store, root), {}, wait=HOOK_WAIT, kind="hook")
 
 
 # ----------------------------------------------------------------------------- background
-LOG = "build.log"
 
 
-def start_background(source, db, excludes=(), model=None, server=None):
-    """Start (or leave running) a detached build of the tree; returns at once with one line.
-    The build runs in a session of its own, so killing the hook or terminal that started it
-    does not stop it; its output goes to build.log in the index folder."""
+def start_background(source, db, excludes=(), model=None, server=None, rebuild=False):
+    """Start a detached build or refresh of the tree; returns at once with one line, written
+    for the model that reads it (Claude Code puts a SessionStart hook's output in its
+    context): the state, and the exact command that searches. If a writer holds the lock it
+    is left a mark to walk the tree again before it lets go."""
     source, db = locate(source, db)
+    refuse_read_only(db)
     claim_index_folder(db)
+    store = Store(db, create=True)
+    ask = (f'{sys.executable} {Path(__file__).resolve().parents[1] / "query.py"} '
+           f'--db {db} "question"')
+    files = store.count("files")
     if is_locked(db):
-        return f"a build of {db} is already running; see: python index.py --status"
-    Store(db, create=True).set_meta(build_state="starting", build_started=f"{time.time():.1f}")
-    log = Path(db) / LOG
-    if log.is_file() and log.stat().st_size > 1_000_000:
-        os.replace(log, log.with_suffix(".log.1"))
-    command = [sys.executable, str(Path(__file__).resolve().parents[1] / "index.py"),
-               "--source", str(source), "--db", str(db), "--quiet", "--detached"]
-    command += [f"--exclude={glob}" for glob in excludes]
-    command += ["--model", model] if model else []
-    command += ["--server", server] if server else []
-    with open(log, "a") as out:
-        out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} background build of {source}\n")
-        out.flush()
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out,
-                                 stderr=subprocess.STDOUT, start_new_session=True,
-                                 close_fds=True)
-    return (f"building {source} in the background (pid {child.pid}); queries work meanwhile; "
-            f"see: python index.py --status")
+        request_refresh(db)
+        state = "being built" if not files or store.meta("build_state") != "built" else "updating"
+    else:
+        store.set_meta(build_state="starting", build_started=f"{time.time():.1f}")
+        args = ["--source", str(source), "--db", str(db), "--quiet", "--detached"]
+        args += [f"--exclude={glob}" for glob in excludes]
+        args += ["--model", model] if model else []
+        args += ["--rebuild"] if rebuild else []
+        # the server's address travels in the environment, never on a command line (ps)
+        detach(db, args, f"background build of {source}",
+               {SETTINGS["SERVER"].env: server} if server else {})
+        state = "being built" if not files else "refreshing"
+    total, done = store.count("windows"), store.embedded_count()
+    progress = f", {done / total:.0%} embedded" if total and done < total else ""
+    return (f"codebase-rag: the index of {source} is {state} in the background ({files:,} "
+            f"files{progress}); search it meanwhile with: {ask}")

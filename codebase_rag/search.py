@@ -1,11 +1,6 @@
 """Search: the question's vector ranking and a BM25 keyword ranking, fused by reciprocal
 rank, adjusted by two priors, without overlapping duplicates. It takes the question's
-vector and a source of nearest windows; it embeds nothing and opens nothing.
-
-A source of nearest windows is anything with
-    nearest(qvec, n)   [(chunk id, distance)] of the n chunks whose windows are nearest
-Chroma (its HNSW index) and the embedding cache (an exact scan) are the two kinds here.
-"""
+vector and a source of nearest windows (nearest.py); it embeds nothing and opens nothing."""
 import fnmatch
 import re
 from dataclasses import dataclass
@@ -13,6 +8,7 @@ from dataclasses import dataclass
 from .config import CANDIDATES, CONFIDENT, K, MODE, NAME_WEIGHT, RRF_K, SHORT_LINES, \
     SHORT_WEIGHT, TEST_WEIGHT
 from .languages import language_for
+from .nearest import distances_for
 from .store import IndexedChunk
 from .text import fts_query
 
@@ -20,64 +16,11 @@ from .text import fts_query
 @dataclass
 class Hit:
     """One answer: the chunk, its cosine distance to the question (None before the model is
-    ready), and whether that distance makes it a confident match."""
+    ready), whether that distance makes it a confident match, and whether it is stale."""
     chunk: IndexedChunk
     distance: float | None
     confident: bool
-
-
-def best_per_chunk(window_ids, distances):
-    """{chunk id: distance of its nearest window}: a long member's windows count once."""
-    best = {}
-    for wid, dist in zip(window_ids, distances):
-        cid = wid.rsplit(".", 1)[0]       # window id: chunk id + "." + its ordinal
-        if dist < best.get(cid, 3.0):
-            best[cid] = dist
-    return best
-
-
-class ChromaNearest:
-    """Chroma's HNSW index over every embedded window."""
-
-    def __init__(self, store):
-        self.store = store
-
-    def nearest(self, qvec, n):
-        if not self.store.embedded_count():
-            return []
-        for windows in (n, n * 8):
-            # a member of many windows can fill the first n; then look further, once
-            ids, distances = self.store.collection.query(qvec.tolist(), windows)
-            best = best_per_chunk(ids, distances)
-            if len(best) >= n // 2 or len(ids) < windows:
-                break
-        return sorted(best.items(), key=lambda kv: kv[1])[:n]
-
-
-class CacheScan:
-    """An exact scan of the embedding cache: the same vectors as Chroma, for a reader that
-    must not open Chroma (a writer is rewriting its files, or the folder is read-only)."""
-
-    def __init__(self, store):
-        self.store = store
-
-    def nearest(self, qvec, n):
-        return sorted(distances_for(self.store, qvec).items(), key=lambda kv: kv[1])[:n]
-
-
-def distances_for(store, qvec, chunk_ids=None):
-    """Cosine distance of the question to each chunk's closest window, from the embedding
-    cache: for chunks that only the lexical ranking found, or for every chunk."""
-    import numpy as np
-    rows = store.window_vectors(chunk_ids)
-    best = {cid: 2.0 for cid in chunk_ids or ()}
-    if not rows:
-        return best
-    matrix = np.frombuffer(b"".join(vec for _, vec in rows), dtype=np.float32).reshape(len(rows), -1)
-    for (cid, _), dist in zip(rows, (1.0 - matrix @ qvec).tolist()):
-        if dist < best.get(cid, 3.0):
-            best[cid] = dist
-    return best
+    stale: bool = False           # its file changed since, in a way the query could not absorb
 
 
 def lexical_ranking(store, question, n):
@@ -124,6 +67,13 @@ def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None):
     vector = nearest.nearest(qvec, n) if mode != "lexical" and qvec is not None else []
     lexical = lexical_ranking(store, question, n) if mode != "vector" else []
     scores = fuse([[cid for cid, _ in vector], lexical])
+    if vector and store.embedded_count() < store.count("windows"):
+        # a member with no vector yet (just written, or a build still embedding) ranks as
+        # if its vector placed it where its keywords do: never pushed out for lacking one
+        have = store.chunks_with_vectors(lexical)
+        for rank, cid in enumerate(lexical):
+            if cid not in have:
+                scores[cid] += 1.0 / (RRF_K + rank + 1)
     rows = store.chunk_rows(scores)
     scores = rescore(scores, rows, question)
     distance = dict(vector)

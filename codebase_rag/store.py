@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .chroma import Vectors
-from .config import INDEX_DIRNAME
-from .errors import DamagedIndex, OldFormat, UsageError, damaged, warn
+from .errors import DamagedIndex, OldFormat, damaged, warn
 
 # index.sqlite holds the file manifest, each chunk's text and lines, the keyword (FTS5)
 # index, each chunk's windows (the texts the model reads) and an embedding cache keyed by
@@ -22,8 +21,14 @@ from .errors import DamagedIndex, OldFormat, UsageError, damaged, warn
 # windows get their vectors (first windows of every member before any later one) and are
 # upserted into Chroma, then marked embedded. Every step is idempotent: a run killed
 # anywhere leaves doomed and pending rows, which the next run of any kind finishes first.
+#
+# Step 1 touches SQLite only, so a query may run it for files that changed (fresh.py)
+# without the writer lock; Chroma is written only under the lock. A window's id names its
+# text (chunk id, ordinal, a prefix of the text's hash), so a vector Chroma holds under an
+# id is always that window's, and a window whose text survives a re-chunk keeps its vector.
+# windows.seq and vectors.seq only grow: a long-lived reader catches up by what is new.
 
-SCHEMA_VERSION = "4"          # bump when the tables change; a plain run upgrades an older
+SCHEMA_VERSION = "5"          # bump when the tables change; a plain run upgrades an older
                               # index from its embedding cache
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -34,13 +39,16 @@ CREATE TABLE IF NOT EXISTS chunks(rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, fil
     end_line INTEGER, signature TEXT, text TEXT);
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file);
 CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(name, body, tokenize='porter unicode61');
-CREATE TABLE IF NOT EXISTS windows(id TEXT PRIMARY KEY, file TEXT, chunk TEXT,
-    ordinal INTEGER, key TEXT, text TEXT, embedded INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS windows(seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE,
+    file TEXT, chunk TEXT, ordinal INTEGER, key TEXT, text TEXT,
+    embedded INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS windows_todo ON windows(embedded, ordinal);
 CREATE INDEX IF NOT EXISTS windows_file ON windows(file);
 CREATE INDEX IF NOT EXISTS windows_chunk ON windows(chunk);
 CREATE TABLE IF NOT EXISTS doomed(id TEXT PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS vectors(key TEXT PRIMARY KEY, vec BLOB);
+CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
+CREATE TABLE IF NOT EXISTS vectors(seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT UNIQUE,
+    vec BLOB);
 INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
 """
 
@@ -74,52 +82,6 @@ def parts(items, size=500):
     return (items[i:i + size] for i in range(0, len(items), size))
 
 
-INDEX_MARKER = ".codebase-rag-index"     # in every index folder: the tool owns what is in it
-
-
-def find_index(start):
-    """The index folder for a path: walk up from it, as git finds .git."""
-    p = Path(start).resolve()
-    for d in (p, *p.parents):
-        if (d / INDEX_DIRNAME / "index.sqlite").is_file():
-            return d / INDEX_DIRNAME
-    return None
-
-
-def owned(folder):
-    """Whether folder is an index folder this tool made (or an earlier version of it did)."""
-    folder = Path(folder)
-    if (folder / INDEX_MARKER).is_file():
-        return True
-    try:
-        legacy = (folder / ".gitignore").read_text()[:100].startswith("# created by codebase-rag")
-    except OSError:
-        return False
-    return legacy and (folder / "index.sqlite").is_file()
-
-
-def claim_index_folder(folder):
-    """Make folder the tool's index folder, or refuse with one line. The tool writes and
-    deletes only inside a folder it created, found empty, or made in an earlier version."""
-    folder = Path(folder)
-    if owned(folder):
-        for name, text in ((INDEX_MARKER, MARKER_TEXT), (".gitignore", GITIGNORE_TEXT)):
-            if not (folder / name).is_file():
-                (folder / name).write_text(text)
-        return
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise UsageError(f"{folder} is not a codebase-rag index, and it is not an empty folder; "
-                         f"the index needs a folder of its own: give --db a new or empty one")
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / ".gitignore").write_text(GITIGNORE_TEXT)
-    (folder / INDEX_MARKER).write_text(MARKER_TEXT)
-
-
-MARKER_TEXT = ("This folder is a codebase-rag index. Everything in it was made by the tool, "
-               "which may delete it.\n")
-GITIGNORE_TEXT = "# created by codebase-rag\n*\n"
-
-
 class Store:
     """index.sqlite (the manifest, the chunks, their lexical index, the embedding cache)
     and the Chroma collection beside it. Writers claim the folder before opening it."""
@@ -146,10 +108,6 @@ class Store:
             raise OldFormat(f"the index at {self.folder} has an older format; run: python "
                             f"index.py (it upgrades the index, reusing its embeddings)")
         self._collection = None
-
-    @property
-    def model_dir(self):
-        return self.folder / "model"
 
     def meta(self, key, default=None):
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -195,6 +153,32 @@ class Store:
         return [row for part in parts(chunk_ids) for row in self.db.execute(
             f"{query} WHERE w.chunk IN ({marks(part)})", part)]
 
+    def window_chunks(self, window_ids):
+        """{window id: its chunk id} of those windows whose vector in Chroma is theirs (one
+        Chroma still has but the index no longer knows, or knows with another text not yet
+        written, is left out: its file changed since)."""
+        return {w: c for part in parts(window_ids) for w, c in self.db.execute(
+            f"SELECT id, chunk FROM windows WHERE embedded=1 AND id IN ({marks(part)})", part)}
+
+    def fresh_vectors(self):
+        """[(chunk id, vector blob)] of windows that have a vector in the embedding cache
+        but not yet in Chroma (a file changed since the last write, embedded by a query)."""
+        return self.db.execute("SELECT w.chunk, v.vec FROM windows w JOIN vectors v "
+                               "ON v.key = w.key WHERE w.embedded = 0").fetchall()
+
+    def chunks_with_vectors(self, chunk_ids):
+        """The chunks among these with some window that has a vector (in Chroma or cached)."""
+        return {c for part in parts(chunk_ids) for (c,) in self.db.execute(
+            f"SELECT DISTINCT w.chunk FROM windows w WHERE w.chunk IN ({marks(part)}) AND "
+            f"(w.embedded = 1 OR w.key IN (SELECT key FROM vectors))", part)}
+
+    def chunk_at(self, file, line):
+        """The innermost chunk of file that holds line, or None."""
+        row = self.db.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE file=? AND "
+                              f"start_line<=? AND end_line>=? ORDER BY end_line-start_line "
+                              f"LIMIT 1", (file, line, line)).fetchone()
+        return IndexedChunk(*row) if row else None
+
     def chunk_rows(self, ids):
         """{chunk id: IndexedChunk} for the given ids."""
         return {r[0]: IndexedChunk(*r) for part in parts(ids) for r in self.db.execute(
@@ -209,6 +193,29 @@ class Store:
             f"{query} AND id IN ({marks(part)})", part)}
 
     # -- the manifest
+    def root(self):
+        """The source tree: where it was indexed, or wherever it moved with its index."""
+        if self.meta("in_tree") == "1":
+            return self.folder.absolute().parent
+        return Path(self.meta("source", ""))
+
+    def excludes(self):
+        """The --exclude globs the index was built with."""
+        import json
+        return json.loads(self.meta("excludes", "[]"))
+
+    def dirs(self):
+        """{directory: mtime_ns} of every directory the last full walk read ('' the root):
+        a directory whose time changed has gained or lost a file since."""
+        return dict(self.db.execute("SELECT path, mtime_ns FROM dirs"))
+
+    def set_dirs(self, dirs, whole=False):
+        """Record these directories' times (whole: they are every directory of the tree)."""
+        with self.db:
+            if whole:
+                self.db.execute("DELETE FROM dirs")
+            self.db.executemany("INSERT OR REPLACE INTO dirs VALUES (?, ?)", dirs.items())
+
     def manifest(self):
         return {p: (m, s, sha) for p, m, s, sha in
                 self.db.execute("SELECT path, mtime_ns, size, sha FROM files")}
@@ -242,7 +249,7 @@ class Store:
 
     def cache_vectors(self, items):
         with self.db:
-            self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+            self.db.executemany("INSERT OR REPLACE INTO vectors(key, vec) VALUES (?, ?)",
                                 ((k, v.astype("float32").tobytes()) for k, v in items))
 
     def forget_vectors(self, keys=None):
@@ -266,11 +273,14 @@ class Store:
         if not paths:
             return 0, 0, 0
         with self.db:
-            before = {}
+            before, embedded = {}, set()
             for part in parts(paths):
                 for cid, path in self.db.execute(
                         f"SELECT id, file FROM chunks WHERE file IN ({marks(part)})", part):
                     before.setdefault(path, set()).add(cid)
+                for wid, key in self.db.execute(f"SELECT id, key FROM windows WHERE embedded=1 "
+                                                f"AND file IN ({marks(part)})", part):
+                    embedded.add((wid, key))
                 self.db.execute(f"INSERT OR IGNORE INTO doomed SELECT id FROM windows "
                                 f"WHERE file IN ({marks(part)})", part)
                 self.db.execute(f"DELETE FROM windows WHERE file IN ({marks(part)})", part)
@@ -291,31 +301,43 @@ class Store:
                         [getattr(c, k) for k in CHUNK_FIELDS])
                     self.db.execute("INSERT INTO lexical(rowid, name, body) VALUES (?, ?, ?)",
                                     (cur.lastrowid, *lexical))
+                # a window whose id and text survive keeps its vector in Chroma
+                kept = [(wid, key) in embedded for wid, _, _, key, _ in f.windows]
                 self.db.executemany(
-                    "INSERT INTO windows(id, file, chunk, ordinal, key, text) VALUES (?,?,?,?,?,?)",
-                    [(wid, f.rel, cid, ordinal, key, text)
-                     for wid, cid, ordinal, key, text in f.windows])
+                    "INSERT INTO windows(id, file, chunk, ordinal, key, text, embedded) "
+                    "VALUES (?,?,?,?,?,?,?)",
+                    [(wid, f.rel, cid, ordinal, key, None if keep else text, int(keep))
+                     for (wid, cid, ordinal, key, text), keep in zip(f.windows, kept)])
+                self.db.executemany("DELETE FROM doomed WHERE id=?",
+                                    [(w[0],) for w, keep in zip(f.windows, kept) if keep])
                 self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
                                 (f.rel, f.mtime_ns, f.size, f.sha))
         return tuple(changes)
 
     # -- step 2: Chroma follows
     def delete_doomed(self):
-        """Delete the doomed window ids from Chroma (before anything is upserted again)."""
-        ids = [i for (i,) in self.db.execute("SELECT id FROM doomed")]
-        if not ids:
-            return
+        """Delete the doomed window ids from Chroma: exactly those read, and none that a
+        writer without the lock (a query, see reader.py) has made live again since."""
+        ids = [i for (i,) in self.db.execute(
+            "SELECT id FROM doomed WHERE id NOT IN (SELECT id FROM windows WHERE embedded=1)")]
         if (self.folder / "chroma" / "chroma.sqlite3").is_file():
             for part in parts(ids, 4000):
                 self.collection.delete(part)
         with self.db:
-            self.db.execute("DELETE FROM doomed")
+            self.db.executemany("DELETE FROM doomed WHERE id=?", [(i,) for i in ids])
+            self.db.execute("DELETE FROM doomed WHERE id IN (SELECT id FROM windows "
+                            "WHERE embedded=1)")
 
-    def pending_windows(self, limit):
-        """[(window id, cache key, text)] of windows without a vector in Chroma: every
-        member's first window before any later one, then in file order."""
-        return self.db.execute("SELECT id, key, text FROM windows WHERE embedded=0 "
-                               "ORDER BY ordinal, rowid LIMIT ?", (limit,)).fetchall()
+    def pending_windows(self, limit, files=None):
+        """[(window id, cache key, text)] of windows without a vector in Chroma (of these
+        files, or of all): every member's first window before any later one, then in file
+        order."""
+        if files is None:
+            return self.db.execute("SELECT id, key, text FROM windows WHERE embedded=0 "
+                                   "ORDER BY ordinal, seq LIMIT ?", (limit,)).fetchall()
+        return self.db.execute(f"SELECT id, key, text FROM windows WHERE embedded=0 AND file "
+                               f"IN ({marks(files)}) ORDER BY ordinal, seq LIMIT ?",
+                               (*files, limit)).fetchall()
 
     def first_windows_pending(self):
         """Whether some member has no vector yet."""
@@ -370,12 +392,16 @@ class Store:
         return f"{note}; {len(missing):,} windows to restore" + \
             (f", {len(extra):,} strays removed" if extra else "")
 
-    def drop(self):
-        """For --rebuild: forget every file, chunk and window (the embedding cache stays)."""
+    def prepare_rebuild(self):
+        """For --rebuild: every file is read and chunked again, and Chroma is made afresh
+        (its vectors come back from the embedding cache). Nothing is deleted first: until a
+        file's turn comes, queries answer from its old chunks, and a run that fails midway
+        leaves an index no emptier than before."""
         import shutil
         with self.db:
-            for table in ("files", "chunks", "lexical", "windows", "doomed"):
-                self.db.execute(f"DELETE FROM {table}")
+            self.db.execute("UPDATE files SET sha=NULL")
+            self.db.execute("UPDATE windows SET embedded=0")
+            self.db.execute("DELETE FROM doomed")
         shutil.rmtree(self.folder / "chroma", ignore_errors=True)
         self._collection = None
 
@@ -404,7 +430,7 @@ def open_store_afresh(folder, reason):
         old.unlink()
     store = Store(folder, create=True)
     with store.db:
-        store.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", rows)
+        store.db.executemany("INSERT OR REPLACE INTO vectors(key, vec) VALUES (?, ?)", rows)
     store.set_meta(**meta)
     warn(f"{reason}; started index.sqlite afresh, keeping {len(rows):,} cached vectors")
     return store

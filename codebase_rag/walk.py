@@ -75,17 +75,22 @@ class Ignore:
                 return result
         return False
 
+    def chain_of(self, rel_dir):
+        """The .gitignore chain of a directory, or None if the directory is ignored."""
+        chain, folder = self.chain("", []), ""
+        for part in rel_dir.split("/") if rel_dir else ():
+            folder = f"{folder}/{part}" if folder else part
+            if self.ignored(folder, True, chain):
+                return None
+            chain = self.chain(folder, chain)
+        return chain
+
     def included(self, rel):
         """Whether a build would index this file: no ignored parent, not ignored itself."""
         if not rel.endswith(self.extensions):
             return False
-        chain, folder = self.chain("", []), ""
-        for part in rel.split("/")[:-1]:
-            folder = f"{folder}/{part}" if folder else part
-            if self.ignored(folder, True, chain):
-                return False
-            chain = self.chain(folder, chain)
-        return not self.ignored(rel, False, chain)
+        chain = self.chain_of(rel.rsplit("/", 1)[0] if "/" in rel else "")
+        return chain is not None and not self.ignored(rel, False, chain)
 
 
 def inside(path, root):
@@ -94,15 +99,20 @@ def inside(path, root):
     return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
 
 
-def walk(root, ignore):
+def walk(root, ignore, dirs=None, start=""):
     """Yield (relative path, absolute path, os.stat_result) for every indexable file: regular
-    files only, and a symlink only when its target lies inside the tree."""
+    files only, and a symlink only when its target lies inside the tree. dirs: a dict that
+    receives {directory: mtime_ns} of every directory read. start: a directory to walk
+    below, instead of the whole tree."""
     root = Path(root)
     seen_dirs = set()
     # (directory, its real path, reached through a symlink, its .gitignore chain); a real
     # path is its parent's plus its name unless it is a link (realpath of each directory
     # would cost a syscall per level: quadratic in a deep tree)
-    stack = [("", os.path.realpath(root), False, ignore.chain("", []))]
+    chain = ignore.chain_of(start)
+    if chain is None:
+        return                                # the start is ignored: nothing below it counts
+    stack = [(start, os.path.realpath(root / start), False, chain)]
     while stack:
         rel_dir, real, linked, chain = stack.pop()
         full = root / rel_dir
@@ -111,6 +121,8 @@ def walk(root, ignore):
                 warn(f"skipping {printable(rel_dir)}: symlink loop")
                 continue
             seen_dirs.add(real)
+            if dirs is not None:
+                dirs[rel_dir] = os.stat(full).st_mtime_ns
             entries = sorted(os.scandir(full), key=lambda e: e.name)
         except OSError as e:
             warn(f"skipping {printable(rel_dir) or '.'}: {e.strerror}")

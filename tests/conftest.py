@@ -21,8 +21,8 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 @pytest.fixture(scope="session")
 def onnx_export(tmp_path_factory):
     """The ONNX export of the packaged model, made once per test session with the real
-    exporter (and quantizer); each index gets a copy, as if it had made it itself."""
-    from codebase_rag.embed import export_onnx, packaged_model_dir, resolve_model
+    exporter (and quantizer), in fp32 and int8."""
+    from codebase_rag.export import export_onnx, packaged_model_dir, resolve_model
     folder = tmp_path_factory.mktemp("onnx")
     model_path, _ = resolve_model()
     assert Path(model_path) == packaged_model_dir(), "tests need the packaged model"
@@ -30,22 +30,41 @@ def onnx_export(tmp_path_factory):
     return folder
 
 
-class Cli:
-    """Runs index.py and query.py as a user or an agent would: as processes."""
+def seeded_cache(onnx_export, folder):
+    """A machine cache (CODEBASE_RAG_CACHE) holding the session's export where the tool
+    looks for it, as if this machine had made it; returns the export's folder."""
+    from codebase_rag.config import HUB_MODEL
+    from codebase_rag.export import export_dir, resolve_model
+    target = export_dir(resolve_model()[0], HUB_MODEL, folder)
+    shutil.copytree(onnx_export, target)
+    return target
 
-    def __init__(self, onnx_export):
-        self.onnx_export = onnx_export
+
+@pytest.fixture(scope="session")
+def machine_cache(onnx_export, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cache")
+    seeded_cache(onnx_export, folder)
+    return folder
+
+
+class Cli:
+    """Runs index.py and query.py as a user or an agent would: as processes, on a machine
+    whose cache already holds the model's export."""
+
+    def __init__(self, machine_cache):
         self.env = dict(os.environ)
         self.env.pop("CODEBASE_RAG_DB", None)
+        self.env["CODEBASE_RAG_CACHE"] = str(machine_cache)
 
-    def seed(self, db):
-        """Give a new index folder the session's ONNX export, as if it had made it."""
-        target = Path(db) / "model"
-        if not Path(db).exists():
-            Path(db).mkdir(parents=True)
-            (Path(db) / ".codebase-rag-index").write_text("made by the tests' seed\n")
-        if not target.exists():
-            shutil.copytree(self.onnx_export, target)
+    def fresh_cache(self, folder):
+        """From now on, a machine that has exported nothing yet."""
+        self.env["CODEBASE_RAG_CACHE"] = str(folder)
+        return Path(folder)
+
+    def private_cache(self, onnx_export, folder):
+        """From now on, a cache of this test's own (to damage): returns its export folder."""
+        self.env["CODEBASE_RAG_CACHE"] = str(folder)
+        return seeded_cache(onnx_export, folder)
 
     def run(self, script, *args, cwd=None, stdin=None, check=True, env=None):
         proc = subprocess.run([sys.executable, str(ROOT / script), *map(str, args)],
@@ -56,22 +75,40 @@ class Cli:
         return proc
 
     def index(self, source, db, *args, **kw):
-        self.seed(db)
         return self.run("index.py", "--source", source, "--db", db, *args, **kw)
 
     def query(self, db, question, *args, **kw):
         proc = self.run("query.py", "--db", db, "--json", question, *args, **kw)
         return json.loads(proc.stdout)
 
-    def hook(self, db, path, tool="Edit", **kw):
-        """db None: the hook finds the index by walking up from the file."""
+    def hook(self, db, path, tool="Edit", settle=True, **kw):
+        """db None: the hook finds the index by walking up from the file. The hook returns
+        at once and a detached process applies the edit; settle: wait until it has."""
         event = json.dumps({"tool_name": tool, "tool_input": {"file_path": str(path)}})
-        return self.run("index.py", "--hook", *(["--db", db] if db else []), stdin=event, **kw)
+        proc = self.run("index.py", "--hook", *(["--db", db] if db else []), stdin=event, **kw)
+        if settle:
+            from codebase_rag.folder import find_index
+            settled(Path(db) if db else find_index(Path(path).parent))
+        return proc
+
+
+def settled(db, timeout=120):
+    """Wait until no writer holds the index and nothing is queued for one."""
+    import time
+    from codebase_rag.lock import has_pending, is_locked
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if not has_pending(db) and not is_locked(db):
+            time.sleep(0.05)              # a writer between taking the queue and the lock
+            if not has_pending(db) and not is_locked(db):
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"the index at {db} never settled")
 
 
 @pytest.fixture
-def cli(onnx_export):
-    return Cli(onnx_export)
+def cli(machine_cache):
+    return Cli(machine_cache)
 
 
 @pytest.fixture

@@ -43,7 +43,6 @@ def status(cli, db):
 def test_queries_answer_by_keyword_while_a_first_build_embeds(cli, sample_tree, tmp_path):
     bulk(sample_tree)
     db = tmp_path / "db"
-    cli.seed(db)
     build = subprocess.Popen([sys.executable, str(ROOT / "index.py"), "--source", str(sample_tree),
                               "--db", str(db)], env={**cli.env, "CODEBASE_RAG_FLUSH": "16"},
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -73,7 +72,6 @@ def test_every_member_gets_its_first_window_before_any_later_one(cli, sample_tre
         "class Long\n{\n    int Huge(int value)\n    {\n        var total = 0;\n"
         f"{long_body}\n        return total;\n    }}\n}}\n")
     db = tmp_path / "db"
-    cli.seed(db)
     build = subprocess.Popen([sys.executable, str(ROOT / "index.py"), "--source", str(sample_tree),
                               "--db", str(db)], env={**cli.env, "CODEBASE_RAG_FLUSH": "8"})
     orders = []
@@ -98,7 +96,6 @@ def test_a_background_build_outlives_the_process_group_that_started_it(cli, samp
                                                                        tmp_path):
     bulk(sample_tree, files=60)
     db = tmp_path / "db"
-    cli.seed(db)
     # as a hook runs it: a shell in a process group of its own, killed as soon as it returns
     hook = subprocess.Popen([sys.executable, str(ROOT / "index.py"), "--source", str(sample_tree),
                              "--db", str(db), "--background"], env=cli.env,
@@ -128,7 +125,6 @@ def _group_alive(pgid):
 def test_status_during_and_after_a_build_and_one_build_at_a_time(cli, sample_tree, tmp_path):
     bulk(sample_tree)
     db = tmp_path / "db"
-    cli.seed(db)
     first = cli.run("index.py", "--source", sample_tree, "--db", db, "--background",
                     env={"CODEBASE_RAG_FLUSH": "16"}).stdout
     assert "in the background" in first
@@ -167,7 +163,8 @@ def test_int8_and_fp32_never_mix_in_one_index(cli, sample_tree, tmp_path):
 def test_query_vectors_match_sentence_transformers(onnx_export, precision, floor):
     """The floors come from measurement: int8 (MatMul weights per channel) gave a mean
     cosine of 0.994 and a minimum of 0.986 over 480 real windows (bench/RESULTS-speed.md)."""
-    from codebase_rag.embed import OnnxEmbedder, TorchEmbedder, onnx_file, resolve_model
+    from codebase_rag.embed import OnnxEmbedder
+    from codebase_rag.export import TorchEmbedder, onnx_file, resolve_model
     questions = [q["question"] for q in json.loads((SAMPLE / "questions.json").read_text())]
     texts = questions + [p.read_text()[:1500] for p in sorted(SAMPLE.rglob("*.cs"))]
     reference = TorchEmbedder(resolve_model()[0])(texts)
@@ -181,7 +178,6 @@ def test_a_kill_at_any_moment_converges_to_a_fresh_build(cli, sample_tree, tmp_p
     bulk(sample_tree, files=80)
     db = tmp_path / "db"
     rng = random.Random(mode)
-    cli.seed(db)
     if mode == "hook":
         cli.index(sample_tree, db)       # a hook updates an index that exists
     env = {**cli.env, "CODEBASE_RAG_FLUSH": "8"}

@@ -82,15 +82,25 @@ def test_random_edits_keep_index_equal_to_fresh_build(cli, sample_tree, tmp_path
     assert_same_index(db, fresh)
 
 
-def test_a_first_build_exports_the_model_itself(cli, sample_tree, tmp_path):
-    """No ONNX model seeded: the build exports one (in a child process, with torch) and
-    ends up equal to a build given the session's export."""
-    db, onnx_db = tmp_path / "db", tmp_path / "onnx-db"
+def test_a_first_build_exports_the_model_once_for_the_machine(cli, sample_tree, tmp_path,
+                                                                machine_cache):
+    """A machine that exported nothing yet: the first build exports the model (in a child
+    process, with torch) into the machine's cache; a second index on the machine reuses it;
+    both equal a build given the session's export."""
+    db, second, seeded = tmp_path / "db", tmp_path / "second", tmp_path / "seeded"
+    cache = cli.fresh_cache(tmp_path / "cache")
     proc = cli.run("index.py", "--source", sample_tree, "--db", db)
-    assert (db / "model" / "model.onnx").is_file()
+    [export] = cache.glob("models/*/model.onnx")
     assert "Traceback" not in proc.stderr and "Loading weights" not in proc.stderr
-    cli.index(sample_tree, onnx_db)
-    assert_same_index(db, onnx_db)
+    assert not (db / "model").exists()                   # no index keeps its own
+    made = export.stat().st_mtime_ns
+    cli.run("index.py", "--source", sample_tree, "--db", second)
+    assert list(cache.glob("models/*/model.onnx")) == [export]
+    assert export.stat().st_mtime_ns == made              # not exported again
+    cli.fresh_cache(machine_cache)
+    cli.index(sample_tree, seeded)
+    assert_same_index(db, seeded)
+    assert_same_index(second, seeded)
     assert cli.query(db, QUESTIONS[0]["question"])[0]["member"] == QUESTIONS[0]["member"]
 
 
@@ -175,7 +185,6 @@ def test_a_run_killed_midway_is_repaired_by_the_next(cli, sample_tree, tmp_path)
             f"namespace Bulk;\npublic class Bulk{i}\n{{\n"
             + "".join(f"    public int M{j}_{i}() {{ return {j}; }}\n" for j in range(6))
             + "}\n")
-    cli.seed(db)
     proc = subprocess.Popen([sys.executable, str(ROOT / "index.py"), "--source", str(sample_tree),
                              "--db", str(db)], env={**cli.env, "CODEBASE_RAG_FLUSH": "20"},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)

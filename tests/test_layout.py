@@ -13,11 +13,11 @@ PACKAGE = ROOT / "codebase_rag"
 # what drives them.
 RANK = {
     "config": 0, "errors": 1, "languages": 1,
-    "walk": 2, "chunkers": 2, "chunkers.csharp": 2, "chunkers.python": 2, "text": 2,
-    "embed": 3, "chroma": 3,
+    "folder": 2, "walk": 2, "chunkers": 2, "chunkers.csharp": 2, "chunkers.python": 2, "text": 2,
+    "export": 3, "chroma": 3, "embed": 4,
     "store": 4, "lock": 4, "remote": 4,
-    "check": 5, "search": 5, "render": 5,
-    "indexer": 6, "runs": 7, "reader": 7,
+    "nearest": 5, "check": 5, "search": 5.5, "render": 5, "hook": 5,
+    "indexer": 6, "runs": 7, "fresh": 7, "reader": 8, "mcp_server": 9,
 }
 HEAVY = ("numpy", "torch", "chromadb", "chromadb_rust_bindings", "onnxruntime", "tokenizers",
          "sentence_transformers", "onnx")

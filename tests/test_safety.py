@@ -56,8 +56,9 @@ def test_an_empty_folder_becomes_an_index_and_foreign_files_in_it_survive(cli, s
 
 
 # ----------------------------------------------------------------------------- damaged files
-def corrupt(db, how):
-    """Damage one file of an index, as a crash, a bad disk or a stray command would."""
+def corrupt(db, how, model=None):
+    """Damage one file of an index (or of the machine's export of the model, in model), as a
+    crash, a bad disk or a stray command would."""
     chroma = db / "chroma"
     segment = next(p for p in chroma.iterdir() if p.is_dir())
     if how == "index.sqlite truncated":
@@ -75,11 +76,11 @@ def corrupt(db, how):
     elif how == "index_metadata.pickle overwritten":
         (segment / "index_metadata.pickle").write_bytes(os.urandom(500))
     elif how == "ONNX weights truncated":
-        os.truncate(next((db / "model").glob("*.data")), 1_000_000)
+        os.truncate(next(model.glob("*.data")), 1_000_000)
     elif how == "tokenizer.json emptied":
-        (db / "model" / "tokenizer.json").write_text("")
+        (model / "tokenizer.json").write_text("")
     elif how == "model folder deleted":
-        shutil.rmtree(db / "model")
+        shutil.rmtree(model)
 
 
 DAMAGE = ["index.sqlite truncated", "index.sqlite overwritten", "chroma.sqlite3 deleted",
@@ -89,10 +90,10 @@ DAMAGE = ["index.sqlite truncated", "index.sqlite overwritten", "chroma.sqlite3 
 
 
 @pytest.fixture(scope="module")
-def built(onnx_export, tmp_path_factory):
+def built(machine_cache, tmp_path_factory):
     """One sample index, built once and copied for each kind of damage."""
     from conftest import Cli
-    cli = Cli(onnx_export)
+    cli = Cli(machine_cache)
     base = tmp_path_factory.mktemp("built")
     tree = base / "src"
     shutil.copytree(SAMPLE, tree, ignore=shutil.ignore_patterns(".codebase-rag"))
@@ -101,12 +102,13 @@ def built(onnx_export, tmp_path_factory):
 
 
 @pytest.mark.parametrize("how", DAMAGE)
-def test_each_damaged_file_gives_one_line_and_rebuild_restores_it(cli, built, tmp_path, how):
+def test_each_damaged_file_gives_one_line_and_rebuild_restores_it(cli, built, tmp_path, how,
+                                                                  onnx_export):
     tree, clean = built
     db = tmp_path / "db"
     shutil.copytree(clean, db)
     want = cli.query(clean, QUESTION)
-    corrupt(db, how)
+    corrupt(db, how, cli.private_cache(onnx_export, tmp_path / "cache"))
 
     asked = cli.run("query.py", "--db", db, "--json", QUESTION, check=False)
     assert asked.returncode != 0 and one_clear_line(asked), asked.stderr
@@ -123,11 +125,11 @@ def test_each_damaged_file_gives_one_line_and_rebuild_restores_it(cli, built, tm
 
 @pytest.mark.parametrize("how", ["chroma.sqlite3 deleted", "HNSW files overwritten",
                                  "ONNX weights truncated", "model folder deleted"])
-def test_a_plain_run_repairs_what_it_can(cli, built, tmp_path, how):
+def test_a_plain_run_repairs_what_it_can(cli, built, tmp_path, how, onnx_export):
     tree, clean = built
     db = tmp_path / "db"
     shutil.copytree(clean, db)
-    corrupt(db, how)
+    corrupt(db, how, cli.private_cache(onnx_export, tmp_path / "cache"))
     proc = cli.run("index.py", "--source", tree, "--db", db)
     assert "Traceback" not in proc.stderr
     assert_same_index(db, clean)
@@ -138,7 +140,7 @@ def test_a_missing_model_never_sends_a_query_to_the_hub(cli, built, tmp_path):
     tree, clean = built
     db = tmp_path / "db"
     shutil.copytree(clean, db)
-    shutil.rmtree(db / "model")
+    cache = cli.fresh_cache(tmp_path / "cache")               # nothing exported yet
     online = {"HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "0",
               "PYTHONPATH": network_guard(tmp_path)}     # as a user with the hub in reach
     proc = cli.run("query.py", "--db", db, QUESTION, check=False, env=online)
@@ -146,7 +148,7 @@ def test_a_missing_model_never_sends_a_query_to_the_hub(cli, built, tmp_path):
     assert "run: python index.py" in proc.stderr
     edited = tree / "Energy" / "EnergySystem.cs"
     cli.run("index.py", "--db", db, "--single", edited, env=online)
-    assert (db / "model" / "model.onnx").is_file()
+    assert list(cache.glob("models/*/model.onnx"))
     assert not (tmp_path / "attempts.log").exists(), (tmp_path / "attempts.log").read_text()
 
 
@@ -156,7 +158,6 @@ def test_queries_during_a_first_build_never_print_a_traceback(cli, sample_tree, 
             f"namespace Bulk;\npublic class Bulk{i}\n{{\n"
             + "".join(f"    public int M{j}_{i}() {{ return {j}; }}\n" for j in range(5)) + "}\n")
     db = tmp_path / "db"
-    cli.seed(db)
     build = subprocess.Popen([sys.executable, str(ROOT / "index.py"), "--source", str(sample_tree),
                               "--db", str(db)], env={**cli.env, "CODEBASE_RAG_FLUSH": "100"},
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -234,7 +235,6 @@ def test_a_file_the_chunker_cannot_handle_is_skipped_by_name(cli, sample_tree, t
 
 # ----------------------------------------------------------------------------- one index per tree
 def test_index_run_inside_an_indexed_tree_updates_that_index(cli, sample_tree):
-    cli.seed(sample_tree / ".codebase-rag")
     cli.run("index.py", cwd=sample_tree)
     target = sample_tree / "Energy" / "EnergySystem.cs"
     target.write_text(target.read_text().replace("RefillTimers", "TopUpTimers"))
@@ -245,7 +245,6 @@ def test_index_run_inside_an_indexed_tree_updates_that_index(cli, sample_tree):
 
 
 def test_hook_and_single_follow_a_tree_that_moved(cli, sample_tree, tmp_path):
-    cli.seed(sample_tree / ".codebase-rag")
     cli.run("index.py", cwd=sample_tree)
     moved = tmp_path / "moved"
     sample_tree.rename(moved)
@@ -265,6 +264,7 @@ def test_a_failed_export_leaves_no_temporary_files(cli, sample_tree, tmp_path):
     """A disk that fills up during the one-time model export (here: a 20 MB file-size
     limit on the process) leaves nothing behind, and the next run exports afresh."""
     db = tmp_path / "db"
+    cache = cli.fresh_cache(tmp_path / "cache")
     limited = [sys.executable, "-c",
                "import resource, runpy, sys; "
                "resource.setrlimit(resource.RLIMIT_FSIZE, (20_000_000, 20_000_000)); "
@@ -272,7 +272,7 @@ def test_a_failed_export_leaves_no_temporary_files(cli, sample_tree, tmp_path):
                f"runpy.run_path({str(ROOT / 'index.py')!r}, run_name='__main__')"]
     proc = subprocess.run(limited, capture_output=True, text=True, env=cli.env, timeout=600)
     assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
-    leftovers = [p.name for p in (db / "model").glob("*")] if (db / "model").exists() else []
+    leftovers = [p.name for p in cache.rglob("*")]
     assert not [n for n in leftovers if ".tmp" in n or n.endswith(".data")], leftovers
     cli.run("index.py", "--source", sample_tree, "--db", db)
     assert top(cli.query(db, QUESTION)) == ANSWER

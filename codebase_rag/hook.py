@@ -1,0 +1,56 @@
+"""Hook: what Claude Code's PostToolUse hook runs after an Edit or a Write. It records the
+edit durably and returns at once (Claude Code waits for it), importing only what that takes;
+a detached writer applies it, and whatever happens to that one, the next query finds the
+edit anyway (fresh.py)."""
+import os
+from pathlib import Path
+
+from .errors import encodable
+from .folder import find_index
+from .languages import EXTENSIONS
+from .lock import detach, is_locked, queue_pending
+from .store import Store
+from .walk import inside
+
+
+def store_for_file(path, db=None, cwd=None):
+    """(store, source root, relative path) for a file, or None if no index covers it, or
+    if it lies outside the indexed tree (after resolving '..' and symlinks)."""
+    path = os.path.normpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(path)))
+    folder = Path(db) if db else find_index(Path(path).parent)
+    if folder is None or not (Path(folder) / "index.sqlite").is_file():
+        return None
+    store = Store(folder)
+    root = Path(store.meta("source", ""))
+    if store.meta("in_tree") == "1":
+        root = Path(folder).absolute().parent       # wherever the tree has moved since
+    for base in dict.fromkeys((str(root), os.path.realpath(root))):
+        if path.startswith(base.rstrip(os.sep) + os.sep) and inside(path, root):
+            return store, root, Path(os.path.relpath(path, base)).as_posix()
+    return None
+
+
+HOOK_TOOLS = ("Edit", "Write", "MultiEdit")     # MultiEdit: older Claude Code releases
+
+
+def handle_hook(event, db=None):
+    """A Claude Code PostToolUse event (parsed JSON): queue the file it edited and return.
+    A detached process applies the queue (Claude Code cancels what a hook leaves running
+    when it exits; a process of a session of its own it does not); a writer that already
+    holds the lock applies it before it lets go."""
+    if not isinstance(event, dict) or event.get("tool_name", "Edit") not in HOOK_TOOLS:
+        return
+    tool_input = event.get("tool_input") or {}
+    path = tool_input.get("file_path")
+    if not isinstance(path, str) or not path.endswith(EXTENSIONS) or not encodable(path):
+        return
+    cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
+    found = store_for_file(path.replace("\\", "/"), db, cwd)
+    if found is None or not os.access(found[0].folder, os.W_OK):
+        return
+    store, _, rel = found
+    queue_pending(store.folder, [rel])
+    if not is_locked(store.folder):
+        detach(store.folder, ["--db", str(store.folder), "--apply-queue"], "applying edits")
+
+
