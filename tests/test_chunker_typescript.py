@@ -157,6 +157,7 @@ def test_export_default_functions_are_named_default():
         """)] == [("function", "default", 1, 3)]
     assert chunks("export default () => 1;\n") == [("function", "", "default", 1, 1)]
     assert chunks("export default function main() {}\n") == [("function", "", "main", 1, 1)]
+    assert chunks("export default async function* gen() {}\n") == [("function", "", "gen", 1, 1)]
 
 
 # ----------------------------------------------------------------------------- wrapped functions
@@ -591,6 +592,30 @@ def test_a_file_that_does_not_parse_still_yields_its_well_formed_parts():
     assert [(c.cls, c.member, c.start_line) for c in half_typed] == [("", "fine", 2), ("y", "m", 4)]
     assert half_typed.parse_errors > 0
     assert chunk("function ok() {}\n").parse_errors == 0
+
+
+def test_statements_of_a_body_torn_open_by_an_error_are_not_methods():
+    # find()'s deleted `{` lets tree-sitter read `if (x) {` as a method named `if`.
+    assert chunks("""
+        class C {
+            find(x)
+                if (x) {
+                    return 1;
+                }
+            }
+            after() {}
+        }
+        """) == [("class", "", "C", 1, 6)]        # no method left inside: the class stands
+    # Without errors, a method may well be named like a keyword.
+    assert [c.member for c in chunk("class P { catch(e) {} delete() {} }")] == ["catch", "delete"]
+
+
+def test_input_that_sends_the_parser_quadratic_is_refused_not_hung():
+    # tree-sitter's error recovery once took 45 s over 36 KB of this; its work is capped.
+    text = "a ? b : \n" * 1000 + "}}\n" * 1000
+    with pytest.raises(ChunkerLimit, match="parser gave up"):
+        typescript.chunk(text, ".ts")
+    assert chunks("function ok() {}\n") == [("function", "", "ok", 1, 1)]   # parser reset
 
 
 def test_an_unterminated_string_swallows_what_follows_into_its_function():

@@ -41,6 +41,11 @@ enum export extends false finally for function if import in instanceof new null 
 switch this throw true try typeof var void while with implements interface let package private
 protected public static yield""".split())    # never a declared name (strict mode)
 
+# A method may be named `if` or `catch`, but in a file with errors such a "method" is a
+# statement of a body whose braces an error tore open: not a chunk there.
+STATEMENT_WORDS = frozenset("""if else for while do switch case try catch finally with return
+throw break continue function var let const""".split())
+
 _PARSERS = {}
 _FUNCTIONS = frozenset(("arrow_function", "function_expression", "generator_function",
                         "function"))
@@ -460,8 +465,9 @@ class _Chunker:
         if value.type in ("function_expression", "generator_function") or value.type == "class":
             # `export default function () {}` and `export default class {}` are declarations
             return self.visit(value, container, "default", node) if value.type == "class" else \
-                self.emit("function", "default", value, node, container,
-                          value.child_by_field_name("name"), value.child_by_field_name("body"))
+                self.emit("function", _declared(value.child_by_field_name("name")) or "default",
+                          value, node, container, value.child_by_field_name("name"),
+                          value.child_by_field_name("body"))
         form = function_form(value)
         if form:
             self.emit("function", "default", node, node, container, None,
@@ -525,6 +531,8 @@ class _Chunker:
                 return
             name_node = m.child_by_field_name("name")
             name = prop_name(name_node)
+            if name in STATEMENT_WORDS and self.tree.root_node.has_error:
+                return                   # `if (x) {` of a body torn open, read as a method
             kind = _accessor(m, name_node) or ("constructor" if name == "constructor" and
                                                name_node.type in ("property_identifier", "string")
                                                else "method")
@@ -615,8 +623,9 @@ class _Chunker:
         t = p.type
         if t == "method_definition":
             body = p.child_by_field_name("body")
-            if body is not None:
-                name_node = p.child_by_field_name("name")
+            name_node = p.child_by_field_name("name")
+            if body is not None and not (prop_name(name_node) in STATEMENT_WORDS and
+                                         self.tree.root_node.has_error):
                 self.emit(_accessor(p, name_node) or "method", prop_name(name_node), p, p, inside,
                           name_node, body)
         elif t == "pair":
