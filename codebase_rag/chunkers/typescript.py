@@ -178,66 +178,6 @@ def _could_wrap(a):
     return a is not None and (a.type in _FUNCTIONS or a.type in _CALLS)
 
 
-def callee_name(e):
-    """The rightmost name of the outermost call's callee: memo(forwardRef(...)) -> memo."""
-    e = _unwrap(e)
-    while e is not None and e.type in _CALLS and not _is_tagged_template(e):
-        c = _unwrap(_callee(e))
-        if c is None:
-            return ""
-        if c.type == "member_expression":
-            return _text(c.child_by_field_name("property"))
-        if c.type == "identifier":
-            return _text(c)
-        if c.type in _FUNCTIONS:
-            return "(iife)"
-        e = c
-    return ""
-
-
-def _declared(name_node):
-    """A declared name; '' for a reserved word, which only error recovery puts there
-    (`interface extends Note {`)."""
-    name = _text(name_node)
-    return "" if name in RESERVED else name
-
-
-def _text(node):
-    return node.text.decode("utf-8", "replace") if node is not None else ""
-
-
-def _string_value(node):
-    """The contents of a string literal, without its quotes."""
-    raw = _text(node)
-    return raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"`" else raw
-
-
-def prop_name(node):
-    """A property's name as the oracle gives it: identifiers and strings as they read, a
-    computed name as `[expression]`."""
-    if node is None:
-        return ""
-    if node.type in ("string", "template_string"):
-        return _string_value(node)
-    if node.type == "computed_property_name":
-        kids = [c for c in node.named_children if c.type != "comment"]
-        return "[" + (_text(kids[0]) if kids else "") + "]"
-    return _text(node)
-
-
-def entity_name(e):
-    """`a.b.c` for an assignment's owner made of names and `this`, else None."""
-    parts = []
-    e = _unwrap(e)
-    while e is not None and e.type == "member_expression":
-        parts.append(_text(e.child_by_field_name("property")))
-        e = _unwrap(e.child_by_field_name("object"))
-    if e is None or e.type not in ("identifier", "this"):
-        return None
-    parts.append(_text(e))
-    return ".".join(reversed(parts))
-
-
 class _Container:
     """A class, namespace, object literal or assignment around the units inside it."""
     __slots__ = ("name", "kind", "doc", "parent", "cls", "owner_doc", "depth")
@@ -278,14 +218,86 @@ class _Chunker:
         self.units = 0             # every oracle unit so far, chunk or container
         self.stack = []
         self.climbs = {}           # call node id -> does its call chain make a whole statement?
+        self.before = {}           # node id -> the sibling before it (see siblings())
+
+    # ------------------------------------------------------------------ names
+    def callee_name(self, e):
+        """The rightmost name of the outermost call's callee: memo(forwardRef(...)) -> memo."""
+        e = _unwrap(e)
+        while e is not None and e.type in _CALLS and not _is_tagged_template(e):
+            c = _unwrap(_callee(e))
+            if c is None:
+                return ""
+            if c.type == "member_expression":
+                return self.text(c.child_by_field_name("property"))
+            if c.type == "identifier":
+                return self.text(c)
+            if c.type in _FUNCTIONS:
+                return "(iife)"
+            e = c
+        return ""
+
+    def declared(self, name_node):
+        """A declared name; '' for a reserved word, which only error recovery puts there
+        (`interface extends Note {`)."""
+        name = self.text(name_node)
+        return "" if name in RESERVED else name
+
+    def text(self, node):
+        """The source of a node (not node.text: on a tree parsed from a callback it reads the
+        whole source again)."""
+        return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace") \
+            if node is not None else ""
+
+    def string_value(self, node):
+        """The contents of a string literal, without its quotes."""
+        raw = self.text(node)
+        return raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"`" else raw
+
+    def prop_name(self, node):
+        """A property's name as the oracle gives it: identifiers and strings as they read, a
+        computed name as `[expression]`."""
+        if node is None:
+            return ""
+        if node.type in ("string", "template_string"):
+            return self.string_value(node)
+        if node.type == "computed_property_name":
+            kids = [c for c in node.named_children if c.type != "comment"]
+            return "[" + (self.text(kids[0]) if kids else "") + "]"
+        return self.text(node)
+
+    def entity_name(self, e):
+        """`a.b.c` for an assignment's owner made of names and `this`, else None."""
+        parts = []
+        e = _unwrap(e)
+        while e is not None and e.type == "member_expression":
+            parts.append(self.text(e.child_by_field_name("property")))
+            e = _unwrap(e.child_by_field_name("object"))
+        if e is None or e.type not in ("identifier", "this"):
+            return None
+        parts.append(self.text(e))
+        return ".".join(reversed(parts))
 
     # ------------------------------------------------------------------ spans and docs
+    def siblings(self, parent):
+        """parent.children, each remembering the one before it: Node.prev_sibling scans the
+        parent's children from the first, which is quadratic over thousands of them."""
+        kids = parent.children
+        prev = None
+        for k in kids:
+            self.before[k.id] = prev
+            prev = k
+        return kids
+
+    def prev_sibling(self, node):
+        return self.before[node.id] if node.id in self.before else node.prev_sibling
+
     def attached_doc(self, outer):
         """(JSDoc start byte, end byte) attached to the declaration starting at `outer`: the
         last JSDoc comment in the trivia before it, with no blank line in between."""
-        prev = outer.prev_sibling
+        prev = self.prev_sibling(outer)
         while prev is not None and prev.type == "comment":
-            prev = prev.prev_sibling
+            prev = self.prev_sibling(prev)
         lo = prev.end_byte if prev is not None else (outer.parent.start_byte if outer.parent else 0)
         hi = outer.start_byte
         if hi - lo < 5 or self.src.find(b"/**", lo, hi) < 0:
@@ -316,11 +328,11 @@ class _Chunker:
         """One chunk: `node` is the declaration, `outer` the node its span starts at (the
         export / declare statement or the first decorator), `end` the node it ends with."""
         self.units += 1
-        first, prev = outer, outer.prev_sibling          # TS class members: decorators
+        first, prev = outer, self.prev_sibling(outer)    # TS class members: decorators
         while prev is not None and prev.type in ("decorator", "comment"):   # come before
             if prev.type == "decorator":
                 first = prev
-            prev = prev.prev_sibling
+            prev = self.prev_sibling(prev)
         doc = self.attached_doc(first)
         decl_row = first.start_point[0]
         sig = self.sig_start(node, outer) or outer
@@ -346,7 +358,7 @@ class _Chunker:
     # ------------------------------------------------------------------ the walk
     def run(self):
         root = self.tree.root_node
-        self.stack = [(self.visit, (c, None, "", c)) for c in reversed(root.children)]
+        self.stack = [(self.visit, (c, None, "", c)) for c in reversed(self.siblings(root))]
         while self.stack:
             step, args = self.stack.pop()
             step(*args)
@@ -370,7 +382,7 @@ class _Chunker:
         self.stack.append((step, args))
 
     def visit_children(self, node, container, binding):
-        kids = node.children
+        kids = self.siblings(node)
         for child in reversed(kids):
             self.later(self.visit, child, container, self.pass_binding(node, child, binding), child)
 
@@ -398,7 +410,7 @@ class _Chunker:
             name_node = node.child_by_field_name("name")
             body = node.child_by_field_name("body")
             if body is not None:
-                self.emit("function", _declared(name_node) or "default", node, outer, container,
+                self.emit("function", self.declared(name_node) or "default", node, outer, container,
                           name_node, body)
         elif t in _CLASSES:
             self.visit_class(node, outer, container, binding)
@@ -407,7 +419,7 @@ class _Chunker:
                     "enum_declaration": "enum"}[t]
             name_node = node.child_by_field_name("name")
             body = node.child_by_field_name("body") if kind != "type" else None
-            self.emit(kind, _declared(name_node), node, outer, container, name_node, body)
+            self.emit(kind, self.declared(name_node), node, outer, container, name_node, body)
         elif t in ("internal_module", "module"):
             self.visit_module(node, outer, container)
         elif t == "ambient_declaration":
@@ -438,16 +450,16 @@ class _Chunker:
         count. A method among them belongs to the `class Name {` just before it, and a named
         function expression standing on its own is a function declaration."""
         inside = container
-        kids = node.children
+        kids = self.siblings(node)
         for i, k in enumerate(kids):
             if k.type == "class" and i + 2 < len(kids) and kids[i + 2].type == "{" and \
                     kids[i + 1].type in ("identifier", "type_identifier"):
-                inside = _Container(_declared(kids[i + 1]), "class", "", container)
+                inside = _Container(self.declared(kids[i + 1]), "class", "", container)
             elif k.type == "method_definition":
                 self.later(self.visit_member, kids, i, inside)
             elif k.type in ("function_expression", "generator_function") and \
                     k.child_by_field_name("name") is not None:
-                self.later(self.emit, "function", _declared(k.child_by_field_name("name")), k, k,
+                self.later(self.emit, "function", self.declared(k.child_by_field_name("name")), k, k,
                            container, k.child_by_field_name("name"), k.child_by_field_name("body"))
             else:
                 self.later(self.visit, k, container, "", k)
@@ -465,14 +477,14 @@ class _Chunker:
         if value.type in ("function_expression", "generator_function") or value.type == "class":
             # `export default function () {}` and `export default class {}` are declarations
             return self.visit(value, container, "default", node) if value.type == "class" else \
-                self.emit("function", _declared(value.child_by_field_name("name")) or "default",
+                self.emit("function", self.declared(value.child_by_field_name("name")) or "default",
                           value, node, container, value.child_by_field_name("name"),
                           value.child_by_field_name("body"))
         form = function_form(value)
         if form:
             self.emit("function", "default", node, node, container, None,
                       form[1].child_by_field_name("body"),
-                      wrapper=callee_name(value) if form[0] == "wrapped" else "")
+                      wrapper=self.callee_name(value) if form[0] == "wrapped" else "")
         else:
             self.visit(value, container, "default", value)
 
@@ -491,15 +503,15 @@ class _Chunker:
         body = node.child_by_field_name("body")
         if body is None:                                   # declare module 'x';
             return
-        name = _string_value(name_node) if name_node is not None and name_node.type == "string" \
-            else "".join(_declared(name_node).split())
+        name = self.string_value(name_node) if name_node is not None and name_node.type == "string" \
+            else "".join(self.declared(name_node).split())
         self.open_namespace(name, node, outer, container, body, name_node)
 
     def open_namespace(self, name, node, outer, container, body, name_node=None):
         inside = _Container(name, "namespace", self.doc_of(outer), container)
         self.later(self.close_container, "namespace", name, node, outer, container, name_node,
                    body, self.units)
-        for s in reversed(body.children):
+        for s in reversed(self.siblings(body)):
             self.later(self.visit, s, inside, "", s)
 
     def close_container(self, kind, name, node, outer, container, name_node, body, before):
@@ -511,14 +523,14 @@ class _Chunker:
 
     def visit_class(self, node, outer, container, binding):
         name_node = node.child_by_field_name("name")
-        name = _declared(name_node) if name_node is not None else binding
+        name = self.declared(name_node) if name_node is not None else binding
         body = node.child_by_field_name("body")
         inside = _Container(name, "class", self.doc_of(outer), container)
         self.later(self.close_container, "class", name, node, outer, container, name_node, body,
                    self.units)
         if body is None:
             return
-        members = body.children
+        members = self.siblings(body)
         for i in reversed(range(len(members))):
             self.later(self.visit_member, members, i, inside)
 
@@ -530,7 +542,7 @@ class _Chunker:
             if body is None:
                 return
             name_node = m.child_by_field_name("name")
-            name = prop_name(name_node)
+            name = self.prop_name(name_node)
             if name in STATEMENT_WORDS and self.tree.root_node.has_error:
                 return                   # `if (x) {` of a body torn open, read as a method
             kind = _accessor(m, name_node) or ("constructor" if name == "constructor" and
@@ -543,29 +555,29 @@ class _Chunker:
             if value is None:
                 return
             name_node = m.child_by_field_name("name") or m.child_by_field_name("property")
-            name = prop_name(name_node)
+            name = self.prop_name(name_node)
             form = function_form(value)
             if form:
                 nxt = members[i + 1] if i + 1 < len(members) else None
                 end = nxt if nxt is not None and nxt.type == ";" else m
                 self.emit("method", name, m, m, inside, name_node,
                           form[1].child_by_field_name("body"), end,
-                          callee_name(value) if form[0] == "wrapped" else "")
+                          self.callee_name(value) if form[0] == "wrapped" else "")
             else:
                 self.visit(value, inside, name, value)
 
     def visit_variables(self, stmt, outer, container):
-        decls = [d for d in stmt.named_children if d.type == "variable_declarator"]
+        decls = [d for d in self.siblings(stmt) if d.type == "variable_declarator"]
         for i, d in enumerate(decls):
             value = d.child_by_field_name("value")
             if value is None:
                 continue
             name_node = d.child_by_field_name("name")
-            name = _declared(name_node) if name_node is not None and \
+            name = self.declared(name_node) if name_node is not None and \
                 name_node.type == "identifier" else None
             form = function_form(value) if name is not None else None
             if form:
-                wrapper = callee_name(value) if form[0] == "wrapped" else ""
+                wrapper = self.callee_name(value) if form[0] == "wrapped" else ""
                 body = form[1].child_by_field_name("body")
                 if len(decls) == 1:
                     self.emit("function", name, stmt, outer, container, name_node, body,
@@ -583,7 +595,7 @@ class _Chunker:
             return self.visit_module(e, outer, container)
         if e is not None and e.type in ("function_expression", "generator_function") and \
                 e.child_by_field_name("name") is not None:   # a declaration, torn by an error
-            return self.emit("function", _declared(e.child_by_field_name("name")), e, outer,
+            return self.emit("function", self.declared(e.child_by_field_name("name")), e, outer,
                              container, e.child_by_field_name("name"),
                              e.child_by_field_name("body"))
         if e is not None and e.type == "assignment_expression":
@@ -591,24 +603,24 @@ class _Chunker:
             rhs = e.child_by_field_name("right")
             name = owner = None
             if lhs.type == "member_expression":
-                name = _text(lhs.child_by_field_name("property"))
-                owner = entity_name(lhs.child_by_field_name("object"))
+                name = self.text(lhs.child_by_field_name("property"))
+                owner = self.entity_name(lhs.child_by_field_name("object"))
             elif lhs.type == "subscript_expression":
                 index = lhs.child_by_field_name("index")
                 if index is not None and (index.type == "string" or index.type == "template_string"
                                           and not any(c.type == "template_substitution"
                                                       for c in index.children)):
-                    name = _string_value(index)
-                    owner = entity_name(lhs.child_by_field_name("object"))
+                    name = self.string_value(index)
+                    owner = self.entity_name(lhs.child_by_field_name("object"))
             elif lhs.type == "identifier":
-                name = _text(lhs)
+                name = self.text(lhs)
             if name is not None and rhs is not None:
                 form = function_form(rhs)
                 if form:
                     inside = _Container(owner, "assignment", "", container) if owner else container
                     self.emit("function", name, stmt, outer, inside, None,
                               form[1].child_by_field_name("body"),
-                              wrapper=callee_name(rhs) if form[0] == "wrapped" else "")
+                              wrapper=self.callee_name(rhs) if form[0] == "wrapped" else "")
                 else:
                     self.visit(rhs, container, owner + "." + name if owner else name, rhs)
                 return
@@ -616,17 +628,18 @@ class _Chunker:
 
     def visit_object(self, node, container, binding):
         inside = _Container(binding or "", "object", "", container)
-        for p in reversed(node.named_children):
-            self.later(self.visit_property, p, inside)
+        for p in reversed(self.siblings(node)):
+            if p.is_named:
+                self.later(self.visit_property, p, inside)
 
     def visit_property(self, p, inside):
         t = p.type
         if t == "method_definition":
             body = p.child_by_field_name("body")
             name_node = p.child_by_field_name("name")
-            if body is not None and not (prop_name(name_node) in STATEMENT_WORDS and
+            if body is not None and not (self.prop_name(name_node) in STATEMENT_WORDS and
                                          self.tree.root_node.has_error):
-                self.emit(_accessor(p, name_node) or "method", prop_name(name_node), p, p, inside,
+                self.emit(_accessor(p, name_node) or "method", self.prop_name(name_node), p, p, inside,
                           name_node, body)
         elif t == "pair":
             key, value = p.child_by_field_name("key"), p.child_by_field_name("value")
@@ -634,11 +647,11 @@ class _Chunker:
                 return
             form = function_form(value)
             if form:
-                self.emit("method", prop_name(key), p, p, inside, key,
+                self.emit("method", self.prop_name(key), p, p, inside, key,
                           form[1].child_by_field_name("body"),
-                          wrapper=callee_name(value) if form[0] == "wrapped" else "")
+                          wrapper=self.callee_name(value) if form[0] == "wrapped" else "")
             else:
-                self.visit(value, inside, prop_name(key), value)
+                self.visit(value, inside, self.prop_name(key), value)
         elif t == "spread_element":
             for c in p.named_children:
                 self.visit(c, inside, "", c)
@@ -660,9 +673,9 @@ class _Chunker:
         name = ""
         if callee is not None and callee != fn:
             if callee.type == "member_expression":
-                name = _text(callee.child_by_field_name("property"))
+                name = self.text(callee.child_by_field_name("property"))
             elif callee.type == "identifier":
-                name = _text(callee)
+                name = self.text(callee)
         self.emit("function", name, fn, fn, container, None, fn.child_by_field_name("body"))
 
     def reaches_statement(self, call):
@@ -697,7 +710,8 @@ def _step_up(x):
              "await_expression"):
         return p
     if t == "unary_expression":
-        return p if _text(p.child_by_field_name("operator")) == "void" else None
+        operator = p.child_by_field_name("operator")
+        return p if operator is not None and operator.type == "void" else None
     if t == "arguments":
         call = p.parent
         return call if call is not None and call.type in _CALLS else None
