@@ -39,7 +39,7 @@ PARSE_REPORTS_FLOOR = 1000
 RESERVED = frozenset("""break case catch class const continue debugger default delete do else
 enum export extends false finally for function if import in instanceof new null return super
 switch this throw true try typeof var void while with implements interface let package private
-protected public static yield""".split())    # never a declared name (strict mode)
+protected public static yield await""".split())   # never a declared name (strict mode, modules)
 
 # A method may be named `if` or `catch`, but in a file with errors such a "method" is a
 # statement of a body whose braces an error tore open: not a chunk there.
