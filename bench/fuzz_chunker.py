@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from codebase_rag.chunkers import ChunkerLimit, csharp, typescript  # noqa: E402
-from codebase_rag.walk import read_source  # noqa: E402
+from codebase_rag.chunkers import ChunkerLimit, csharp, typescript
+from codebase_rag.walk import read_source
 
 CS_KINDS = {"method", "constructor", "destructor", "operator", "conversion", "property",
             "indexer", "event", "class", "struct", "record", "record struct", "interface",

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 KIT = ROOT / "tests" / "oracle" / "ts"
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(KIT))
-import chunk_dump  # noqa: E402
-import tsoracle  # noqa: E402
+import chunk_dump
+import tsoracle
 
 SKIP = {".git", "node_modules", ".codebase-rag"}       # what the check itself skips
 

@@ -34,7 +34,8 @@ def oracle():
     where = os.environ.get("TS_ORACLE_TYPESCRIPT")
     if not where:
         if not (LOCAL_TYPESCRIPT / "package.json").is_file():
-            pytest.fail(f"TypeScript for the oracle is missing; from the project root run: {INSTALL}")
+            pytest.fail("TypeScript for the oracle is missing; from the project root run: "
+                        + INSTALL)
         os.environ["TS_ORACLE_TYPESCRIPT"] = where = str(LOCAL_TYPESCRIPT)
     if not (Path(where) / "package.json").is_file():
         pytest.fail(f"TS_ORACLE_TYPESCRIPT={where} holds no TypeScript; run: {INSTALL}")
@@ -63,9 +64,11 @@ def test_every_unit_the_compiler_finds_is_one_chunk_and_no_more(oracle, path):
     lines = text.split("\n")
     unmatched = list(chunks)
     for u in targets:
-        where = f"{'.'.join(check.chain_of(u) + [u['name']])} (lines {u['start_line']}-{u['end_line']})"
+        name = ".".join(check.chain_of(u) + [u["name"]])
+        where = f"{name} (lines {u['start_line']}-{u['end_line']})"
         lo = check.lead_start(lines, min(u["start_line"], u["overloads_start"] or u["start_line"]))
-        hits = [c for c in unmatched if c.end_line == u["end_line"] and lo <= c.start_line <= u["sig_line"]]
+        hits = [c for c in unmatched
+                if c.end_line == u["end_line"] and lo <= c.start_line <= u["sig_line"]]
         if len(hits) > 1:                       # units sharing their lines: `a = f, c = g`
             hits = [c for c in hits if c.member == u["name"]]
         assert len(hits) == 1, f"{where}: {len(hits)} chunks"

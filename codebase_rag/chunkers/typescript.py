@@ -290,6 +290,7 @@ class _Chunker:
         return kids
 
     def prev_sibling(self, node):
+        # not .get(id, node.prev_sibling): that would pay for prev_sibling every time
         return self.before[node.id] if node.id in self.before else node.prev_sibling
 
     def attached_doc(self, outer):
@@ -459,8 +460,9 @@ class _Chunker:
                 self.later(self.visit_member, kids, i, inside)
             elif k.type in ("function_expression", "generator_function") and \
                     k.child_by_field_name("name") is not None:
-                self.later(self.emit, "function", self.declared(k.child_by_field_name("name")), k, k,
-                           container, k.child_by_field_name("name"), k.child_by_field_name("body"))
+                name = k.child_by_field_name("name")
+                self.later(self.emit, "function", self.declared(name), k, k, container, name,
+                           k.child_by_field_name("body"))
             else:
                 self.later(self.visit, k, container, "", k)
 
@@ -503,8 +505,8 @@ class _Chunker:
         body = node.child_by_field_name("body")
         if body is None:                                   # declare module 'x';
             return
-        name = self.string_value(name_node) if name_node is not None and name_node.type == "string" \
-            else "".join(self.declared(name_node).split())
+        quoted = name_node is not None and name_node.type == "string"      # declare module "x"
+        name = self.string_value(name_node) if quoted else "".join(self.declared(name_node).split())
         self.open_namespace(name, node, outer, container, body, name_node)
 
     def open_namespace(self, name, node, outer, container, body, name_node=None):
@@ -639,8 +641,8 @@ class _Chunker:
             name_node = p.child_by_field_name("name")
             if body is not None and not (self.prop_name(name_node) in STATEMENT_WORDS and
                                          self.tree.root_node.has_error):
-                self.emit(_accessor(p, name_node) or "method", self.prop_name(name_node), p, p, inside,
-                          name_node, body)
+                self.emit(_accessor(p, name_node) or "method", self.prop_name(name_node), p, p,
+                          inside, name_node, body)
         elif t == "pair":
             key, value = p.child_by_field_name("key"), p.child_by_field_name("value")
             if value is None:
