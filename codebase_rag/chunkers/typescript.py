@@ -219,6 +219,7 @@ class _Chunker:
         self.stack = []
         self.climbs = {}           # call node id -> does its call chain make a whole statement?
         self.before = {}           # node id -> the sibling before it (see siblings())
+        self.above = {}            # node id -> its parent (see siblings())
 
     # ------------------------------------------------------------------ names
     def callee_name(self, e):
@@ -280,14 +281,19 @@ class _Chunker:
 
     # ------------------------------------------------------------------ spans and docs
     def siblings(self, parent):
-        """parent.children, each remembering the one before it: Node.prev_sibling scans the
-        parent's children from the first, which is quadratic over thousands of them."""
+        """parent.children, each remembering the one before it and its parent: Node.prev_sibling
+        scans the parent's children from the first, quadratic over thousands of them."""
         kids = parent.children
         prev = None
         for k in kids:
             self.before[k.id] = prev
+            self.above[k.id] = parent
             prev = k
         return kids
+
+    def parent(self, node):
+        # Node.parent walks down from the root: quadratic when climbing thousands of calls
+        return self.above[node.id] if node.id in self.above else node.parent
 
     def prev_sibling(self, node):
         # not .get(id, node.prev_sibling): that would pay for prev_sibling every time
@@ -299,7 +305,8 @@ class _Chunker:
         prev = self.prev_sibling(outer)
         while prev is not None and prev.type == "comment":
             prev = self.prev_sibling(prev)
-        lo = prev.end_byte if prev is not None else (outer.parent.start_byte if outer.parent else 0)
+        parent = self.parent(outer) if prev is None else None
+        lo = prev.end_byte if prev is not None else (parent.start_byte if parent else 0)
         hi = outer.start_byte
         if hi - lo < 5 or self.src.find(b"/**", lo, hi) < 0:
             return None
@@ -428,8 +435,7 @@ class _Chunker:
         elif t == "export_statement":
             self.visit_export(node, container)
         elif t in ("lexical_declaration", "variable_declaration") and \
-                node.parent is not None and node.parent.type not in ("for_statement",
-                                                                     "for_in_statement"):
+                getattr(self.parent(node), "type", "") not in ("for_statement", "for_in_statement"):
             self.visit_variables(node, outer, container)
         elif t == "expression_statement":
             self.visit_expression_statement(node, outer, container)
@@ -664,7 +670,7 @@ class _Chunker:
         the innermost call's callee ('' for an IIFE)."""
         x, call = fn, None
         while call is None:
-            x = _step_up(x)
+            x = self.step_up(x)
             if x is None:
                 return
             if x.type in _CALLS:
@@ -690,38 +696,38 @@ class _Chunker:
             if known is not None:
                 break
             path.append(x.id)
-            up = _step_up(x)
+            up = self.step_up(x)
             if up is None:
-                known = x.parent is not None and x.parent.type == "expression_statement"
+                parent = self.parent(x)
+                known = parent is not None and parent.type == "expression_statement"
                 break
             x = up
         for i in path:
             self.climbs[i] = known
         return known
 
-
-def _step_up(x):
-    """The expression around x that keeps a callback a callback: a parenthesis, cast, await or
-    void around it, the call it is an argument or the callee of, the `.` access it is the
-    object of; else None."""
-    p = x.parent
-    if p is None:
+    def step_up(self, x):
+        """The expression around x that keeps a callback a callback: a parenthesis, cast, await or
+        void around it, the call it is an argument or the callee of, the `.` access it is the
+        object of; else None."""
+        p = self.parent(x)
+        if p is None:
+            return None
+        t = p.type
+        if t in ("parenthesized_expression", "as_expression", "non_null_expression",
+                 "await_expression"):
+            return p
+        if t == "unary_expression":
+            operator = p.child_by_field_name("operator")
+            return p if operator is not None and operator.type == "void" else None
+        if t == "arguments":
+            call = self.parent(p)
+            return call if call is not None and call.type in _CALLS else None
+        if t in _CALLS:
+            return p if not _is_tagged_template(p) and _callee(p) == x else None
+        if t == "member_expression":
+            return p if p.child_by_field_name("object") == x else None
         return None
-    t = p.type
-    if t in ("parenthesized_expression", "as_expression", "non_null_expression",
-             "await_expression"):
-        return p
-    if t == "unary_expression":
-        operator = p.child_by_field_name("operator")
-        return p if operator is not None and operator.type == "void" else None
-    if t == "arguments":
-        call = p.parent
-        return call if call is not None and call.type in _CALLS else None
-    if t in _CALLS:
-        return p if not _is_tagged_template(p) and _callee(p) == x else None
-    if t == "member_expression":
-        return p if p.child_by_field_name("object") == x else None
-    return None
 
 
 def _accessor(method, name_node):
