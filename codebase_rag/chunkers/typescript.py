@@ -53,6 +53,7 @@ _CLASSES = frozenset(("class_declaration", "abstract_class_declaration", "class"
 _TRANSPARENT = frozenset(("parenthesized_expression", "as_expression", "satisfies_expression",
                           "type_assertion", "non_null_expression"))
 _CALLS = frozenset(("call_expression", "new_expression"))
+_LONG_LINE = re.compile(r"[^\n]{%d,}" % (MAX_LINE + 1))
 _COMMENT = re.compile(rb"/\*.*?\*/|//[^\n]*", re.S)
 _DOC_MARKERS = re.compile(r"^\s*/\*\*+|\*+/\s*$|^\s*\*+ ?", re.M)
 _INLINE_TAG = re.compile(r"\{@\w+\s+([^}|\s]+)(?:[|\s]+([^}]*))?\}")
@@ -78,10 +79,10 @@ def looks_minified(text):
     """The first line over MAX_LINE characters that is dense in code punctuation, or None."""
     if len(text) <= MAX_LINE:
         return None
-    for number, line in enumerate(text.split("\n"), 1):
-        if len(line) > MAX_LINE and \
-                line.count(";") + line.count("{") + line.count("}") > MIN_CODE_DENSITY * len(line):
-            return number, len(line)
+    for m in _LONG_LINE.finditer(text):
+        line = m.group()
+        if line.count(";") + line.count("{") + line.count("}") > MIN_CODE_DENSITY * len(line):
+            return text.count("\n", 0, m.start()) + 1, len(line)
     return None
 
 
@@ -218,8 +219,7 @@ class _Chunker:
         self.units = 0             # every oracle unit so far, chunk or container
         self.stack = []
         self.climbs = {}           # call node id -> does its call chain make a whole statement?
-        self.before = {}           # node id -> the sibling before it (see siblings())
-        self.above = {}            # node id -> its parent (see siblings())
+        self.links = {}            # node id -> (the sibling before it, its parent): siblings()
 
     # ------------------------------------------------------------------ names
     def callee_name(self, e):
@@ -284,20 +284,20 @@ class _Chunker:
         """parent.children, each remembering the one before it and its parent: Node.prev_sibling
         scans the parent's children from the first, quadratic over thousands of them."""
         kids = parent.children
-        prev = None
+        prev, links = None, self.links
         for k in kids:
-            self.before[k.id] = prev
-            self.above[k.id] = parent
+            links[k.id] = (prev, parent)
             prev = k
         return kids
 
     def parent(self, node):
         # Node.parent walks down from the root: quadratic when climbing thousands of calls
-        return self.above[node.id] if node.id in self.above else node.parent
+        link = self.links.get(node.id)
+        return link[1] if link is not None else node.parent
 
     def prev_sibling(self, node):
-        # not .get(id, node.prev_sibling): that would pay for prev_sibling every time
-        return self.before[node.id] if node.id in self.before else node.prev_sibling
+        link = self.links.get(node.id)
+        return link[0] if link is not None else node.prev_sibling
 
     def attached_doc(self, outer):
         """(JSDoc start byte, end byte) attached to the declaration starting at `outer`: the
