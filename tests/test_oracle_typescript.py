@@ -1,0 +1,80 @@
+"""The TypeScript/JavaScript chunker against the TypeScript compiler: on a fixture file per
+extension (tests/oracle/ts/tricky.*, constructs that fool a regex or a brace counter), every
+unit the oracle (tests/oracle/ts/ts_oracle.js, the eval kit's own) scores is exactly one chunk,
+with the same last line, a first line within the unit's comment/decorator block and its
+signature line, and the same container chain; and there is no other chunk.
+bench/chunk_dump.py with the kit's check_ts_chunks.py runs the same comparison on whole
+repositories.
+
+Needs node (skipped without it) and TypeScript 5, found through TS_ORACLE_TYPESCRIPT or in
+.cache/ts-node/node_modules/typescript under the project root; with node but no TypeScript
+the test fails and says how to install it.
+"""
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from codebase_rag.chunkers import typescript
+
+ROOT = Path(__file__).resolve().parents[1]
+KIT = ROOT / "tests" / "oracle" / "ts"
+FIXTURES = sorted(KIT.glob("tricky.*"))
+LOCAL_TYPESCRIPT = ROOT / ".cache" / "ts-node" / "node_modules" / "typescript"
+INSTALL = ("mkdir -p .cache/ts-node && cd .cache/ts-node && echo '{\"private\":true}' > "
+           "package.json && npm install typescript@5   (or set TS_ORACLE_TYPESCRIPT)")
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    if shutil.which(os.environ.get("NODE", "node")) is None:
+        pytest.skip("node is not on PATH: the TypeScript oracle cannot run")
+    where = os.environ.get("TS_ORACLE_TYPESCRIPT")
+    if not where:
+        if not (LOCAL_TYPESCRIPT / "package.json").is_file():
+            pytest.fail("TypeScript for the oracle is missing; from the project root run: "
+                        + INSTALL)
+        os.environ["TS_ORACLE_TYPESCRIPT"] = where = str(LOCAL_TYPESCRIPT)
+    if not (Path(where) / "package.json").is_file():
+        pytest.fail(f"TS_ORACLE_TYPESCRIPT={where} holds no TypeScript; run: {INSTALL}")
+    sys.path.insert(0, str(KIT))
+    try:
+        import check_ts_chunks
+        import tsoracle
+    finally:
+        sys.path.remove(str(KIT))
+    return tsoracle, check_ts_chunks
+
+
+def test_there_is_a_fixture_for_every_extension():
+    assert {p.suffix for p in FIXTURES} == set(typescript.GRAMMAR)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_every_unit_the_compiler_finds_is_one_chunk_and_no_more(oracle, path):
+    tsoracle, check = oracle
+    text = tsoracle.read_text(path)
+    result = tsoracle.analyse(path.name, text)
+    assert result["parse_errors"] == 0, "the fixture must parse cleanly"
+    targets = [u for u in result["units"] if tsoracle.is_target(u)]
+    chunks = typescript.chunk(text, path.suffix)
+    assert chunks.parse_errors == 0
+    lines = text.split("\n")
+    unmatched = list(chunks)
+    for u in targets:
+        name = ".".join(check.chain_of(u) + [u["name"]])
+        where = f"{name} (lines {u['start_line']}-{u['end_line']})"
+        lo = check.lead_start(lines, min(u["start_line"], u["overloads_start"] or u["start_line"]))
+        hits = [c for c in unmatched
+                if c.end_line == u["end_line"] and lo <= c.start_line <= u["sig_line"]]
+        if len(hits) > 1:                       # units sharing their lines: `a = f, c = g`
+            hits = [c for c in hits if c.member == u["name"]]
+        assert len(hits) == 1, f"{where}: {len(hits)} chunks"
+        chain = ".".join(check.chain_of(u))
+        own = chain + "." + u["name"] if chain else u["name"]
+        assert hits[0].cls == chain or u["kind"] not in tsoracle.FUNCTION_KINDS and \
+            hits[0].cls == own, f"{where}: class {hits[0].cls!r}"
+        unmatched.remove(hits[0])
+    assert unmatched == [], "chunks the compiler does not know"
