@@ -13,6 +13,7 @@ import sys
 
 from codebase_rag import config
 from codebase_rag.errors import ArgParser, UsageError, report
+from codebase_rag.languages import LANGUAGES
 from codebase_rag.reader import Reader
 from codebase_rag.render import print_results, to_json
 
@@ -36,6 +37,8 @@ def parse_args(argv):
     p.add_argument("--max-distance", type=float, metavar="D",
                    help="drop results farther than this cosine distance")
     p.add_argument("--path", metavar="GLOB", help="only results whose file matches, e.g. 'src/*'")
+    p.add_argument("--lang", choices=[lang.name for lang in LANGUAGES],
+                   help="only results in this language")
     p.add_setting("LINES", metavar="N")
     p.add_setting("MODE")
     p.add_setting("MODEL", metavar="NAME_OR_PATH",
@@ -66,7 +69,7 @@ def run(args):
             raise UsageError('empty question; usage: query.py "what you are looking for"')
         questions = [args.question.strip()]
     answers = Reader(args.db, args.model).ask(questions, args.k, args.mode, args.path,
-                                              args.max_distance)
+                                              args.max_distance, args.lang)
     for a in answers:
         if args.json or args.batch:
             extra = {"semantic_index_built": a.semantic_index_built} if a.notes else {}

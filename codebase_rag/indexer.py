@@ -13,7 +13,8 @@ from .languages import chunk_source, language_for
 from .config import FLUSH
 from .embed import SMOKE_TEXT, index_model
 from .export import resolve_model
-from .errors import one_line, warn
+from .chunkers import ChunkerLimit
+from .errors import one_line, printable, warn
 from .lock import HOLDER, has_pending, record_holder, take_pending, take_refresh, writer_lock
 from .store import FileIndex, IndexedChunk
 from .text import cache_key, chunk_body, chunk_header, chunk_text, lexical_text, text_key, windows
@@ -27,14 +28,17 @@ def chunk_file(rel, text):
     one file must never block the whole index."""
     try:
         return chunk_source(rel, text)
+    except ChunkerLimit as e:
+        warn(f"skipping {printable(rel)}: {e}")
     except Exception as e:
-        warn(f"skipping {rel}: the chunker failed ({type(e).__name__}: {e})")
-        return None
+        warn(f"skipping {printable(rel)}: the chunker failed ({type(e).__name__}: {e})")
+    return None
 
 
 def build_file(rel, text, count_tokens):
-    """(chunk rows with their keyword text, windows as (id, chunk id, ordinal, text)) for
-    one file's text, or None if it cannot be chunked. count_tokens: word pieces per text."""
+    """(chunk rows with their keyword text, windows as (id, chunk id, ordinal, text), the
+    file's parse errors) for one file's text, or None if it cannot be chunked.
+    count_tokens: word pieces per text."""
     chunks = chunk_file(rel, text)
     if chunks is None:
         return None
@@ -49,7 +53,7 @@ def build_file(rel, text, count_tokens):
         texts = windows(chunk_header(rel, c), chunk_body(lines, c), count_tokens)
         for w, wtext in enumerate(texts):
             window_texts.append((f"{cid}.{w}", cid, w, wtext.lstrip("\n")))
-    return rows, window_texts
+    return rows, window_texts, getattr(chunks, "parse_errors", 0)
 
 
 class Indexer:
@@ -67,7 +71,7 @@ class Indexer:
         self.progress = progress and sys.stderr.isatty()
         self.walked = set()           # paths the walk already found indexable
         self.stats = dict(files=0, added=0, updated=0, removed=0, embedded=0, cached=0,
-                          server=0)
+                          server=0, parse_errors=0)
         self.team = None              # a TeamCache (remote.py), for full runs with a server
         self.rebuild = False          # drop everything first (under the lock)
         self.record = False           # a full run: keep its state for --status
@@ -97,8 +101,9 @@ class Indexer:
                 if known:
                     batch.append(FileIndex(rel))
                 continue
-            rows, window_texts = built
+            rows, window_texts, parse_errors = built
             self.stats["files"] += 1
+            self.stats["parse_errors"] += bool(parse_errors)
             keys = [cache_key(text, self.precision) for _, _, _, text in window_texts]
             batch.append(FileIndex(rel, st.st_mtime_ns, st.st_size, sha, rows, [
                 (f"{wid}.{key[:12]}", cid, w, key, text)        # an id that names its text

@@ -17,10 +17,12 @@ from pydantic import Field
 
 from .config import INDEX_COMMAND, K, LINES
 from .errors import UsageError, one_line
+from .languages import LANGUAGES
 from .lock import detach, is_locked, queue_pending
 from .reader import Reader
 from .render import print_results
 
+LANGUAGE_NAMES = tuple(lang.name for lang in LANGUAGES)
 ALWAYS_LOAD = {"anthropic/alwaysLoad": True}   # never deferred behind Claude Code's tool search
 MAX_CHARS = 90_000                              # under 25,000 tokens, whatever k and lines say
 INSTRUCTIONS = (
@@ -81,11 +83,13 @@ def serve(db=None):
             path: Annotated[str | None, Field(description="only files matching this glob, "
                                               "e.g. 'src/*'")] = None,
             mode: Literal["hybrid", "vector", "lexical"] = "hybrid",
+            lang: Annotated[Literal[LANGUAGE_NAMES] | None,
+                            Field(description="only results in this language")] = None,
             lines: Annotated[int, Field(ge=-1, le=500, description="lines of each result "
                                         "to show (-1: all)")] = LINES) -> str:
         """Find the members (methods, functions, classes, ...) that answer a question about
         this codebase: file:start-end, Class.Member, cosine distance, and their first lines."""
-        [answer] = await run(reader.ask, [question.strip()], k, mode, path)
+        [answer] = await run(reader.ask, [question.strip()], k, mode, path, None, lang)
         return render(answer, lines)
 
     @tool

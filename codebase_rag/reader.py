@@ -21,6 +21,7 @@ from .embed import index_model
 from .export import resolve_model
 from .errors import UsageError
 from .fresh import absorb, changed_files, stale_note
+from .languages import by_language
 from .lock import holder, is_locked
 from .nearest import CacheScan, ChromaNearest, MemoryNearest
 from .search import Hit, search
@@ -101,14 +102,15 @@ class Reader:
             store.collection          # open Chroma while the model loads
         return store, model, stale, ChromaNearest(store)
 
-    def ask(self, questions, k=K, mode=MODE, path_glob=None, max_distance=None):
+    def ask(self, questions, k=K, mode=MODE, path_glob=None, max_distance=None, language=None):
         """An Answer per question, in order (an empty question gets no hits)."""
         store, model, stale, nearest = self.prepare()
         asked = [q for q in questions if q]
         vectors = dict(zip(asked, model.embedder()(asked))) if asked and model else {}
         answers = []
         for q in questions:
-            hits = search(store, q, vectors.get(q), nearest, k, mode, path_glob) if q else []
+            hits = search(store, q, vectors.get(q), nearest, k, mode, path_glob,
+                          language) if q else []
             answers.append(self.answer(store, q, hits, stale, max_distance))
         return answers
 
@@ -167,8 +169,8 @@ def status(db):
         state = "building"
     elif state == "starting" and time.time() - started > 60 or state == "building" and not held:
         state = "interrupted (the next index.py run finishes it)"
-    lines = [f"{state}: {db} ({meta.get('precision', 'fp32')}), {store.count('files'):,} files, "
-             f"{store.count('chunks'):,} chunks"]
+    lines = [f"{state}: {db} ({meta.get('precision', 'fp32')}), {store.count('files'):,} files "
+             f"({by_language(store.manifest()) or 'none'}), {store.count('chunks'):,} chunks"]
     left = total - done
     line = f"windows: {done:,} of {total:,} embedded ({done / total:.0%})" if total else \
         "windows: none yet"

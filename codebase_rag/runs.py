@@ -7,7 +7,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from .languages import LANGUAGES, language_for
+from .languages import LANGUAGES, by_language, language_for
 from .config import HOOK_WAIT, INDEX_DIRNAME, PRECISION, SERVER, SERVER_TOKEN, SETTINGS
 from .embed import index_model, resolve_precision
 from .export import resolve_model
@@ -116,7 +116,9 @@ def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True
     s = indexer.stats
     shared = f", {s['server']} from the team cache" if server else ""
     store.set_meta(from_server=str(s["server"]))
-    return (f"indexed {source}: {len(work)} files ({s['files']} changed), chunks "
+    errors = f", {s['parse_errors']} with parse errors" if s["parse_errors"] else ""
+    return (f"indexed {source}: {len(work)} files ({by_language(store.manifest()) or 'none'}; "
+            f"{s['files']} changed{errors}), chunks "
             f"+{s['added']} ~{s['updated']} -{s['removed']} (total {store.count('chunks')}), "
             f"{s['embedded']} windows embedded, {s['cached']} from cache{shared} "
             f"({store.meta('precision')}), {time.time() - started:.1f}s")

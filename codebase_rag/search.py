@@ -60,10 +60,11 @@ def rescore(scores, rows, question):
     return scores
 
 
-def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None):
-    """The k best chunks as Hits, best first, without overlapping duplicates. qvec None (no
-    model yet): keywords only, without distances. nearest: a source of nearest windows."""
-    n = CANDIDATES * (4 if path_glob else 1)
+def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None, language=None):
+    """The k best chunks as Hits, best first, without overlapping duplicates, of files that
+    match path_glob and of one language, if given. qvec None (no model yet): keywords only,
+    without distances. nearest: a source of nearest windows."""
+    n = CANDIDATES * (4 if path_glob or language else 1)
     vector = nearest.nearest(qvec, n) if mode != "lexical" and qvec is not None else []
     lexical = lexical_ranking(store, question, n) if mode != "vector" else []
     scores = fuse([[cid for cid, _ in vector], lexical])
@@ -80,7 +81,8 @@ def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None):
     results = []
     for cid in sorted(scores, key=lambda c: -scores[c]):
         row = rows.get(cid)
-        if row is None or path_glob and not fnmatch.fnmatch(row.file, path_glob):
+        if row is None or path_glob and not fnmatch.fnmatch(row.file, path_glob) or \
+                language and row.language != language:
             continue
         if any(r.file == row.file and r.start_line <= row.end_line and
                row.start_line <= r.end_line for r in results):

@@ -131,7 +131,7 @@ def test_rebuild_and_noop_runs(cli, sample_tree, tmp_path):
     first = cli.index(sample_tree, db).stdout
     before, _ = snapshot(db)
     again = cli.index(sample_tree, db).stdout
-    assert "(0 changed)" in again and "+0 ~0 -0" in again
+    assert "; 0 changed)" in again and "+0 ~0 -0" in again
     rebuilt = cli.index(sample_tree, db, "--rebuild").stdout
     assert "0 windows embedded" in rebuilt, "a rebuild must take every vector from the cache"
     assert snapshot(db)[0] == before

@@ -75,7 +75,7 @@ def test_unitys_caches_are_skipped_only_beside_project_settings(tmp_path):
 
 def summary_counts(line):
     """(files changed, windows embedded, windows from the cache) of an index_tree summary."""
-    changed = int(re.search(r"\((\d+) changed\)", line)[1])
+    changed = int(re.search(r"(\d+) changed\b", line)[1])
     embedded, cached = re.search(r"(\d+) windows embedded, (\d+) from cache", line).groups()
     return changed, int(embedded), int(cached)
 
@@ -138,3 +138,33 @@ def test_one_index_holds_every_language_of_a_tree(tmp_path, word_embedder):
     rows = sorted(con.execute("SELECT file, language, member FROM chunks"))
     assert rows == [("Energy.cs", "csharp", "Refill"),
                     ("tools/refill.py", "python", "refill_all")]
+
+
+@pytest.mark.parametrize("path, test", [
+    ("src/user.test.ts", True), ("src/Button.spec.tsx", True), ("lib/__tests__/x.js", True),
+    ("e2e/login.ts", True), ("test/util.mjs", True), ("src/testing.ts", False),
+    ("src/contest.js", False), ("src/attest.spec-helper.ts", False),
+    ("tests/test_walk.py", True), ("pkg/store_test.py", True), ("conftest.py", True),
+    ("pkg/testament.py", False), ("pkg/latest.py", False),
+])
+def test_test_code_by_the_conventions_of_typescript_javascript_and_python(path, test):
+    assert language_for(path).is_test(path) == test
+
+
+def test_typescript_files_are_read_with_their_own_grammar():
+    tsx = "export const Badge = memo(({ n }: { n: number }) => <span>{n}</span>);\n"
+    [badge] = chunk_source("src/Badge.tsx", tsx)
+    assert (badge.member, badge.kind, badge.wrapper) == ("Badge", "function", "memo")
+    [decl] = chunk_source("types/api.d.ts", "export interface Api {\n  get(): void;\n}\n")
+    assert (decl.member, decl.kind) == ("Api", "interface")
+    assert language_for("lib/x.mjs").name == "javascript"
+    assert language_for("lib/x.mts").name == "typescript"
+
+
+def test_bundles_and_build_output_are_not_source(tmp_path):
+    for rel in ("dist/app.js", "build/x.ts", "src/app.min.js", "src/app.ts", "src/bin/cli.js",
+                "bin/Debug/App.cs"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("export function f() { return 1; }\n")
+    found = sorted(rel for rel, _, _ in walk(tmp_path, Ignore(tmp_path)))
+    assert found == ["src/app.ts", "src/bin/cli.js"]    # bin/ is C#'s build output, not JS's

@@ -39,13 +39,16 @@ def oracle():
         os.environ["TS_ORACLE_TYPESCRIPT"] = where = str(LOCAL_TYPESCRIPT)
     if not (Path(where) / "package.json").is_file():
         pytest.fail(f"TS_ORACLE_TYPESCRIPT={where} holds no TypeScript; run: {INSTALL}")
-    sys.path.insert(0, str(KIT))
-    try:
-        import check_ts_chunks
-        import tsoracle
-    finally:
-        sys.path.remove(str(KIT))
-    return tsoracle, check_ts_chunks
+    return kit_module("tsoracle"), kit_module("check_ts_chunks")   # the second imports the first
+
+
+def kit_module(name):
+    """A module of the kit in tests/oracle/ts, loaded by its path."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, KIT / f"{name}.py")
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_there_is_a_fixture_for_every_extension():
