@@ -71,7 +71,9 @@ def run(args):
     answers = Reader(args.db, args.model).ask(questions, args.k, args.mode, args.path,
                                               args.max_distance, args.lang)
     for a in answers:
-        if args.json or args.batch:
+        if args.json or args.batch:     # the notes go to stderr, so stdout stays JSON
+            for note in a.notes:
+                print(note, file=sys.stderr)
             extra = {"semantic_index_built": a.semantic_index_built} if a.notes else {}
             print(to_json(a.hits, args.lines, **extra), flush=True)
         else:

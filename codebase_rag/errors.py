@@ -1,8 +1,11 @@
 """Expected failures, and the one line each one prints. Nothing here imports more than
-the standard library."""
+the standard library and the configuration."""
 import argparse
 import re
 import sys
+from pathlib import Path
+
+from .config import INDEX_COMMAND
 
 
 class UsageError(Exception):
@@ -19,7 +22,13 @@ class DamagedIndex(UsageError):
 
 
 class OldFormat(UsageError):
-    """An index written by an older version of the tool, in tables it no longer reads."""
+    """An index written by an older version of the tool, in tables it no longer reads; it
+    knows the folder, and the tree the index recorded (None if it recorded none)."""
+
+    def __init__(self, folder, source):
+        super().__init__(f"the index at {folder} has an older format; run: {INDEX_COMMAND} "
+                         f"--db {folder} (it upgrades the index, reusing its embeddings)")
+        self.folder, self.source = Path(folder), source
 
 
 def damaged(folder, what, error):
@@ -91,8 +100,9 @@ class ArgParser(argparse.ArgumentParser):
 
 def report(e):
     """Print the one line an exception deserves; return the exit code (2: expected)."""
-    from . import config
     import sqlite3
+
+    from . import config
     if isinstance(e, (UsageError, OSError)):
         warn(one_line(e))
         return 2

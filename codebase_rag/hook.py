@@ -5,7 +5,7 @@ edit anyway (fresh.py)."""
 import os
 from pathlib import Path
 
-from .errors import encodable
+from .errors import OldFormat, encodable
 from .folder import find_index
 from .languages import EXTENSIONS
 from .lock import detach, is_locked, queue_pending
@@ -45,7 +45,12 @@ def handle_hook(event, db=None):
     if not isinstance(path, str) or not path.endswith(EXTENSIONS) or not encodable(path):
         return
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
-    found = store_for_file(path.replace("\\", "/"), db, cwd)
+    try:
+        found = store_for_file(path.replace("\\", "/"), db, cwd)
+    except OldFormat as e:            # a plain run upgrades it, and takes in this edit too
+        if os.access(e.folder, os.W_OK) and not is_locked(e.folder):
+            detach(e.folder, ["--db", str(e.folder), "--quiet", "--detached"], "upgrading")
+        return
     if found is None or not os.access(found[0].folder, os.W_OK):
         return
     store, _, rel = found

@@ -14,7 +14,7 @@ from .config import FLUSH
 from .embed import SMOKE_TEXT, index_model
 from .export import resolve_model
 from .chunkers import ChunkerLimit
-from .errors import one_line, printable, warn
+from .errors import UsageError, one_line, printable, warn
 from .lock import HOLDER, has_pending, record_holder, take_pending, take_refresh, writer_lock
 from .store import FileIndex, IndexedChunk
 from .text import cache_key, chunk_body, chunk_header, chunk_text, lexical_text, text_key, windows
@@ -87,10 +87,12 @@ class Indexer:
             if st is None or rel not in self.walked and not (
                     self.ignore.included(rel) and inside(self.root / rel, self.root)):
                 if known:
+                    self.tree_is_there()
                     batch.append(FileIndex(rel))
                 continue
             if known and known[2] and known[:2] == (st.st_mtime_ns, st.st_size):
                 continue
+            self.tree_is_there()
             text = read_source(self.root / rel)
             sha = text_key(text) if text is not None else None
             if known and sha and known[2] == sha:
@@ -112,6 +114,14 @@ class Indexer:
                 self.write(batch)
                 batch = []
         self.write(batch)
+
+    def tree_is_there(self):
+        """Before a file is dropped or skipped as gone: a tree moved or deleted mid-run must
+        not empty its index."""
+        if not self.root.is_dir():
+            raise UsageError(f"{printable(str(self.root))} moved or was deleted while it was being "
+                             f"indexed; the index keeps what it had: run index.py where the "
+                             f"tree is now")
 
     def write(self, files):
         added, updated, removed = self.store.replace_files(files)

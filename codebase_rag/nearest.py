@@ -41,12 +41,22 @@ class ChromaNearest:
         return sorted(best.items(), key=lambda kv: kv[1])[:n]
 
 
+def matrix_of(rows):
+    """The vectors of (chunk id, vector blob) rows, one per row of a matrix."""
+    return np.frombuffer(b"".join(v for _, v in rows), dtype=np.float32).reshape(len(rows), -1)
+
+
 def scan(rows, qvec):
     """[(chunk id, cosine)] for (chunk id, vector blob) rows."""
     if not rows:
         return []
-    matrix = np.frombuffer(b"".join(v for _, v in rows), dtype=np.float32).reshape(len(rows), -1)
-    return list(zip((cid for cid, _ in rows), (matrix @ qvec).tolist()))
+    return list(zip((cid for cid, _ in rows), (matrix_of(rows) @ qvec).tolist()))
+
+
+def top_rows(cosines, many):
+    """Indices of the `many` highest cosines, in no particular order."""
+    many = min(many, len(cosines))
+    return np.argpartition(-cosines, many - 1)[:many] if many else []
 
 
 class CacheScan:
@@ -57,15 +67,23 @@ class CacheScan:
         self.store = store
 
     def nearest(self, qvec, n):
-        return sorted(distances_for(self.store, qvec).items(), key=lambda kv: kv[1])[:n]
+        best = {}
+        for rows in self.store.window_vector_blocks():     # memory bounded by one block
+            cosines = matrix_of(rows) @ qvec
+            for i in top_rows(cosines, n * 8):             # a long member's windows count once
+                cid, dist = rows[i][0], 1.0 - float(cosines[i])
+                if dist < best.get(cid, 3.0):
+                    best[cid] = dist
+        return sorted(best.items(), key=lambda kv: kv[1])[:n]
 
 
-def distances_for(store, qvec, chunk_ids=None):
+def distances_for(store, qvec, chunk_ids):
     """Cosine distance of the question to each chunk's closest window, from the embedding
-    cache: for chunks that only the lexical ranking found, or for every chunk."""
+    cache, for chunks that only the lexical ranking found (2.0: none of its windows has a
+    vector yet)."""
     rows = store.window_vectors(chunk_ids)
     best = best_per_chunk((cid, 1.0 - cos) for cid, cos in scan(rows, qvec))
-    return {**{cid: 2.0 for cid in chunk_ids or ()}, **best}
+    return {**{cid: 2.0 for cid in chunk_ids}, **best}
 
 
 class MemoryNearest:
@@ -125,6 +143,6 @@ class MemoryNearest:
         if not len(self.chunk_of):
             return []
         cosines = self.matrix @ qvec
-        top = np.argsort(-cosines)[:n * 8]        # a long member's windows count once
-        best = best_per_chunk((self.chunk_of[i], 1.0 - float(cosines[i])) for i in top)
+        best = best_per_chunk((self.chunk_of[i], 1.0 - float(cosines[i]))
+                              for i in top_rows(cosines, n * 8))   # a member's windows count once
         return sorted(best.items(), key=lambda kv: kv[1])[:n]

@@ -19,7 +19,7 @@ from pathlib import Path
 from .config import CONFIDENT, INDEX_COMMAND, K, MODE
 from .embed import index_model
 from .export import resolve_model
-from .errors import UsageError
+from .errors import UsageError, printable
 from .fresh import absorb, changed_files, stale_note
 from .languages import by_language
 from .lock import holder, is_locked
@@ -46,6 +46,7 @@ class Reader:
         self.db, self.model_asked, self.cwd, self.memory = db, model, cwd, memory
         self.store = self.exported = self.in_memory = None
         self.opened = None            # (folder, inode of index.sqlite) of the open store
+        self.tree_gone = False        # the indexed tree was not there at the last question
 
     def folder(self):
         folder = Path(self.db) if self.db else find_index(self.cwd or os.getcwd())
@@ -91,7 +92,8 @@ class Reader:
         store = self.open()
         locked = is_locked(store.folder)
         model = self.embedder(locked)
-        changed, moved = changed_files(store, store.root())
+        self.tree_gone = not store.root().is_dir()      # moved or deleted: answer as it was
+        changed, moved = ({}, {}) if self.tree_gone else changed_files(store, store.root())
         stale = absorb(store, changed, moved, model.embedder() if model else None) \
             if changed or moved else set()
         if self.in_memory is not None:
@@ -137,6 +139,9 @@ class Reader:
         notes = [] if done >= total else [
             f"semantic index {done / total:.0%} built ({done:,} of {total:,} windows); "
             f"ranking leans on keywords until it is done"]
+        if self.tree_gone:
+            notes.append(f"{printable(str(store.root()))} is not there any more: these answers "
+                         f"come from the index as it was (run index.py where the tree is now)")
         touched = {h.chunk.file for h in hits} & stale
         for h in hits:
             h.stale = h.chunk.file in touched

@@ -2,20 +2,27 @@
 hook's event; and what --status says about them."""
 import json
 import os
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-from .languages import LANGUAGES, by_language, language_for
-from .config import HOOK_WAIT, INDEX_DIRNAME, PRECISION, SERVER, SERVER_TOKEN, SETTINGS
+from .config import (
+    HOOK_WAIT,
+    INDEX_DIRNAME,
+    PRECISION,
+    QUERY_COMMAND,
+    SERVER,
+    SERVER_TOKEN,
+    SETTINGS,
+)
 from .embed import index_model, resolve_precision
-from .export import resolve_model
 from .errors import DamagedIndex, OldFormat, UsageError, encodable, printable
-from .indexer import Indexer, chunk_file, stat_or_none, tree_work, write_under_lock
-from .lock import detach, is_locked, request_refresh
+from .export import resolve_model
 from .folder import claim_index_folder, find_index
 from .hook import store_for_file
+from .indexer import Indexer, chunk_file, stat_or_none, tree_work, write_under_lock
+from .languages import LANGUAGES, by_language, language_for
+from .lock import detach, is_locked, request_refresh
 from .store import Store, open_store_afresh
 from .walk import Ignore, read_source, walk
 
@@ -27,10 +34,25 @@ def locate(source, db):
         found = find_index(os.getcwd())
         if found is not None:
             return found.parent, found
+    if source is None and db is not None:
+        source = recorded_source(Path(db))
     root = Path(source or ".").resolve()
     if not root.is_dir():
         raise UsageError(f"source directory not found: {source}")
     return root, Path(db).resolve() if db else root / INDEX_DIRNAME
+
+
+def recorded_source(db):
+    """The tree an existing index was built from, also from an older version's index (a
+    hook's detached run gives only --db); None for a new one."""
+    if db.name == INDEX_DIRNAME and (db / "index.sqlite").is_file():
+        return db.parent                      # the default place moves along with its tree
+    try:
+        return Store(db).meta("source") if (db / "index.sqlite").is_file() else None
+    except OldFormat as e:
+        return e.source
+    except DamagedIndex:
+        return None
 
 
 def refuse_read_only(db):
@@ -208,20 +230,20 @@ def apply_queue(db):
 def start_background(source, db, excludes=(), model=None, server=None, rebuild=False):
     """Start a detached build or refresh of the tree; returns at once with one line, written
     for the model that reads it (Claude Code puts a SessionStart hook's output in its
-    context): the state, and the exact command that searches. If a writer holds the lock it
-    is left a mark to walk the tree again before it lets go."""
+    context): the state, and the exact tool or command that searches, with absolute paths.
+    If a writer holds the lock it is left a mark to walk the tree again before it lets go."""
     source, db = locate(source, db)
     refuse_read_only(db)
     claim_index_folder(db)
-    store = Store(db, create=True)
-    ask = (f'{sys.executable} {Path(__file__).resolve().parents[1] / "query.py"} '
-           f'--db {db} "question"')
-    files = store.count("files")
+    try:
+        store = Store(db, create=True)
+    except OldFormat:
+        store = None                  # an older version's index: the build upgrades it
     if is_locked(db):
         request_refresh(db)
-        state = "being built" if not files or store.meta("build_state") != "built" else "updating"
     else:
-        store.set_meta(build_state="starting", build_started=f"{time.time():.1f}")
+        if store is not None:
+            store.set_meta(build_state="starting", build_started=f"{time.time():.1f}")
         args = ["--source", str(source), "--db", str(db), "--quiet", "--detached"]
         args += [f"--exclude={glob}" for glob in excludes]
         args += ["--model", model] if model else []
@@ -229,8 +251,16 @@ def start_background(source, db, excludes=(), model=None, server=None, rebuild=F
         # the server's address travels in the environment, never on a command line (ps)
         detach(db, args, f"background build of {source}",
                {SETTINGS["SERVER"].env: server} if server else {})
-        state = "being built" if not files else "refreshing"
+    search = (f'search it with the MCP tool search_code if it is connected, else run: '
+              f'{QUERY_COMMAND} --db {db} "your question"')
+    if store is None:
+        return f"codebase-rag: the index of {source} is being upgraded in the background; {search}"
+    files, languages = store.count("files"), by_language(store.manifest())
     total, done = store.count("windows"), store.embedded_count()
-    progress = f", {done / total:.0%} embedded" if total and done < total else ""
-    return (f"codebase-rag: the index of {source} is {state} in the background ({files:,} "
-            f"files{progress}); search it meanwhile with: {ask}")
+    if files and done == total and store.meta("build_state") in ("built", "starting"):
+        return (f"codebase-rag: the index of {source} is ready ({files:,} files: {languages}) "
+                f"and takes in changed files before every search; {search}")
+    progress = f", {done / total:.0%} embedded" if total else ""
+    return (f"codebase-rag: the index of {source} is being built in the background ({files:,} "
+            f"files so far{progress}); searches answer meanwhile, ranked mostly by keywords "
+            f"until it is done; {search}")

@@ -105,8 +105,7 @@ class Store:
                 raise
             raise damaged(self.folder, "index.sqlite", e) from None
         if version != SCHEMA_VERSION:
-            raise OldFormat(f"the index at {self.folder} has an older format; run: python "
-                            f"index.py (it upgrades the index, reusing its embeddings)")
+            raise OldFormat(self.folder, self.meta("source"))
         self._collection = None
 
     def meta(self, key, default=None):
@@ -144,14 +143,25 @@ class Store:
             "WHERE lexical MATCH ? ORDER BY bm25(lexical, ?, 1.0) LIMIT ?",
             (match, name_weight, n))]
 
-    def window_vectors(self, chunk_ids=None):
-        """[(chunk id, vector blob)] for every window of the given chunks (or of all chunks)
-        whose vector is in the embedding cache."""
+    def window_vectors(self, chunk_ids):
+        """[(chunk id, vector blob)] for every window of the given chunks whose vector is in
+        the embedding cache."""
         query = "SELECT w.chunk, v.vec FROM windows w JOIN vectors v ON v.key = w.key"
-        if chunk_ids is None:
-            return self.db.execute(query).fetchall()
         return [row for part in parts(chunk_ids) for row in self.db.execute(
             f"{query} WHERE w.chunk IN ({marks(part)})", part)]
+
+    def window_vector_blocks(self, size=20_000):
+        """window_vectors() of all chunks, in blocks of at most size rows (by window seq),
+        so that a scan of a large index holds one block in memory at a time."""
+        after = -1
+        while True:
+            rows = self.db.execute(
+                "SELECT w.seq, w.chunk, v.vec FROM windows w JOIN vectors v ON v.key = w.key "
+                "WHERE w.seq > ? ORDER BY w.seq LIMIT ?", (after, size)).fetchall()
+            if not rows:
+                return
+            after = rows[-1][0]
+            yield [(cid, vec) for _, cid, vec in rows]
 
     def window_chunks(self, window_ids):
         """{window id: its chunk id} of those windows whose vector in Chroma is theirs (one

@@ -134,7 +134,7 @@ def test_status_during_and_after_a_build_and_one_build_at_a_time(cli, sample_tre
     during = [s for s in seen if s.startswith("building")]
     assert during and "windows:" in during[-1] and "left" in during[-1]
     second = cli.run("index.py", "--source", sample_tree, "--db", db, "--background").stdout
-    assert "background" in second                           # a no-op refresh, or told so
+    assert "is ready" in second                             # built: it says so, and refreshes
     assert wait_for(lambda: status(cli, db).startswith("built"))
     final = status(cli, db)
     assert "100%" in final and "last build finished" in final
