@@ -9,7 +9,7 @@ from .errors import UsageError
 from .lock import is_locked, pending_entries
 from .folder import owned
 from .store import Store
-from .walk import Ignore, walk
+from .walk import Ignore, read_source, walk
 
 
 def check_index(folder):
@@ -60,7 +60,49 @@ def check_index(folder):
                 problems.append("chroma: a search finds nothing; run: python index.py --rebuild")
     except UsageError as e:
         problems.append(str(e))
+    if not problem:
+        problems += team_problems(store, folder)
     return problems
+
+
+TEAM_SAMPLE = 50              # vectors the team cache supplied that --check embeds again
+
+
+def team_problems(store, folder):
+    """Embed here again a sample of the cached vectors that a team cache supplied (their
+    windows' texts cut again from their files) and compare: a poisoned record that got in
+    is found, and --rebuild --no-team-cache embeds them all here."""
+    import numpy as np
+    from .indexer import build_file
+    from .remote import FLOOR
+    from .text import cache_key
+    keys = store.team_keys()
+    if not keys:
+        return []
+    sample = set(random.SystemRandom().sample(keys, min(TEAM_SAMPLE, len(keys))))
+    precision = store.meta("precision") or "fp32"
+    model = index_model(folder, store.meta("model"), precision)
+    root = store.root()
+    files = sorted({wid.rsplit("#", 1)[0] for wid, key in store.window_keys().items()
+                    if key in sample})              # a window's id: file#ordinal.window.key
+    texts = {}
+    for rel in files:
+        text = read_source(root / rel)
+        built = build_file(rel, text, model.count_tokens) if text is not None else None
+        for *_, window_text in (built[1] if built else ()):
+            key = cache_key(window_text, precision)
+            if key in sample:
+                texts[key] = window_text
+    if not texts:
+        return []
+    keys = sorted(texts)
+    mine = model.embedder()([texts[k] for k in keys])
+    cached = store.cached_vectors(keys)
+    bad = sum(not float(np.dot(cached[k], v)) >= FLOOR[precision] for k, v in zip(keys, mine))
+    if not bad:
+        return []
+    return [f"{bad} of {len(keys)} sampled vectors that the team cache supplied differ from "
+            f"this machine's model; run: python index.py --rebuild --no-team-cache"]
 
 
 def has_source(root):
