@@ -292,13 +292,13 @@ def request(url, headers, method, path, body=None, timeout=None):
     base = urlsplit(url).path.rstrip("/")
     kind = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
     conn = kind(host, port, timeout=timeout)
-    expired = threading.Event()
+    expired, sockets = threading.Event(), []
 
     def expire():
         expired.set()
-        if conn.sock is not None:
+        for sock in sockets:      # the answer may hold it after conn lets go (HTTP/1.0)
             try:
-                conn.sock.shutdown(socket.SHUT_RDWR)
+                sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
     timer = threading.Timer(timeout, expire)
@@ -307,6 +307,7 @@ def request(url, headers, method, path, body=None, timeout=None):
     try:
         data = None if body is None else json.dumps(body).encode()
         conn.connect()
+        sockets.append(conn.sock)
         if expired.is_set():
             raise TimeoutError
         conn.request(method, base + path, body=data, headers=headers)
@@ -320,7 +321,7 @@ def request(url, headers, method, path, body=None, timeout=None):
     except (OSError, http.client.HTTPException) as e:
         if expired.is_set() or isinstance(e, (TimeoutError, socket.timeout)):
             raise TimeoutError(f"no complete answer within {timeout:g} s "
-                               f"(CODEBASE_RAG_SERVER_TIMEOUT)") from None
+                               f"by CODEBASE_RAG_SERVER_TIMEOUT") from None
         raise
     finally:
         timer.cancel()
