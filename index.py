@@ -105,7 +105,7 @@ def run(args):
                                args.rebuild))
         return 0
     if args.status:
-        from codebase_rag.remote import status_note
+        from codebase_rag.check import status_note
         db = locate(args.source, args.db)[1]
         print(status(db))
         if status_note(db):
@@ -122,7 +122,7 @@ def run(args):
             print(f"index OK: {db}: {describe(db)}")
         return 1 if problems else 0
     if args.no_team_cache:
-        from codebase_rag.remote import forget_team_vectors
+        from codebase_rag.check import forget_team_vectors
         args.server = None
         forgotten = forget_team_vectors(locate(args.source, args.db)[1])
         if forgotten and not args.quiet:

@@ -73,9 +73,9 @@ def team_problems(store, folder):
     windows' texts cut again from their files) and compare: a poisoned record that got in
     is found, and --rebuild --no-team-cache embeds them all here."""
     import numpy as np
-    from .indexer import build_file
+    from .languages import chunk_source
     from .remote import FLOOR
-    from .text import cache_key
+    from .text import cache_key, chunk_body, chunk_header, windows
     keys = store.team_keys()
     if not keys:
         return []
@@ -86,13 +86,18 @@ def team_problems(store, folder):
     files = sorted({wid.rsplit("#", 1)[0] for wid, key in store.window_keys().items()
                     if key in sample})              # a window's id: file#ordinal.window.key
     texts = {}
-    for rel in files:
+    for rel in files:                   # cut as indexer.build_file cuts them
         text = read_source(root / rel)
-        built = build_file(rel, text, model.count_tokens) if text is not None else None
-        for *_, window_text in (built[1] if built else ()):
-            key = cache_key(window_text, precision)
-            if key in sample:
-                texts[key] = window_text
+        try:
+            chunks = chunk_source(rel, text) if text is not None else ()
+        except Exception:                   # noqa: BLE001 (the build warned about it)
+            chunks = ()
+        lines = text.split("\n") if text is not None else []
+        for c in chunks:
+            for window in windows(chunk_header(rel, c), chunk_body(lines, c), model.count_tokens):
+                key = cache_key(window.lstrip("\n"), precision)
+                if key in sample:
+                    texts[key] = window.lstrip("\n")
     if not texts:
         return []
     keys = sorted(texts)
@@ -124,3 +129,31 @@ def describe(folder):
     store = Store(folder)
     return (f"{store.count('files'):,} files, {store.count('chunks'):,} chunks, "
             f"{store.embedded_count():,} vectors ({store.meta('precision') or 'fp32'})")
+
+
+def forget_team_vectors(db):
+    """For --no-team-cache: drop from the index's embedding cache every vector the team
+    cache supplied (under the writer lock), so that this run embeds them here. Returns how
+    many."""
+    from .lock import writer_lock
+    if not (Path(db) / "index.sqlite").is_file():
+        return 0
+    with writer_lock(db):
+        store = Store(db)
+        keys = store.team_keys()
+        store.forget_vectors(keys)
+    return len(keys)
+
+
+def status_note(db):
+    """For --status: a line on how far the team cache was trusted, or None."""
+    store = Store(db)
+    if store.meta("team_signed") is None:          # no build with a team cache yet
+        return None
+    if store.meta("team_signed") == "1":
+        return ("team cache: records verified with CODEBASE_RAG_SERVER_KEY (HMAC-SHA256), "
+                "and a sample embedded here too")
+    return ("team cache: trusted as is (no CODEBASE_RAG_SERVER_KEY): its vectors are "
+            "validated and a sample of each lookup is embedded here too, but a few poisoned "
+            "records can pass; index.py --check compares a sample, and index.py --rebuild "
+            "--no-team-cache embeds them all here")

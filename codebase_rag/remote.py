@@ -381,35 +381,3 @@ def alive(pid):
     except PermissionError:
         pass
     return True
-
-
-# ----------------------------------------------------------------------------- repair
-def forget_team_vectors(db):
-    """For --no-team-cache: drop from the index's embedding cache every vector the team
-    cache supplied (under the writer lock), so that this run embeds them here. Returns how
-    many."""
-    from pathlib import Path
-    from .lock import writer_lock
-    from .store import Store
-    if not (Path(db) / "index.sqlite").is_file():
-        return 0
-    with writer_lock(db):
-        store = Store(db)
-        keys = store.team_keys()
-        store.forget_vectors(keys)
-    return len(keys)
-
-
-def status_note(db):
-    """For --status: a line on how far the team cache was trusted, or None."""
-    from .store import Store
-    store = Store(db)
-    if store.meta("team_signed") is None:          # no build with a team cache yet
-        return None
-    if store.meta("team_signed") == "1":
-        return ("team cache: records verified with CODEBASE_RAG_SERVER_KEY (HMAC-SHA256), "
-                "and a sample embedded here too")
-    return ("team cache: trusted as is (no CODEBASE_RAG_SERVER_KEY): its vectors are "
-            "validated and a sample of each lookup is embedded here too, but a few poisoned "
-            "records can pass; index.py --check compares a sample, and index.py --rebuild "
-            "--no-team-cache embeds them all here")
