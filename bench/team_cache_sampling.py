@@ -93,7 +93,17 @@ def main():
             cells.append(f"{got:.1%} ({exact(n, k, args.rate):.1%})")
         lines.append(f"| {n:,} | {picks} ({picks / n:.1%}) | " + " | ".join(cells) + " |")
         print(lines[-1], flush=True)
-    lines += ["", "Each cell: measured (exact). The sample cannot find a handful of poisoned "
+    lines += ["", "Measured cells: the share of simulated builds that noticed (exact "
+              "probability in brackets).", "", "Other rates, for jellyfin's 20,900 windows (exact):", "",
+              "| CODEBASE_RAG_SERVER_SAMPLE | re-embedded per build | " +
+              " | ".join(f"k={k}" for k in BAD) + " |",
+              "| --- | --- | " + " | ".join("---" for _ in BAD) + " |"]
+    for rate in (0.01, 0.02, 0.05, 0.1, 0.25):
+        picks = sum(min(m, max(1, math.ceil(rate * m)))
+                    for m in (min(FLUSH, 20900 - s) for s in range(0, 20900, FLUSH)))
+        lines.append(f"| {rate:g} | {picks:,} | " +
+                     " | ".join(f"{exact(20900, k, rate):.1%}" for k in BAD) + " |")
+    lines += ["", "The sample cannot find a handful of poisoned "
               "records: it catches a server that lies about many (a wrong model, a bulk "
               "poisoning, a server that turns after N lookups), at any point of the build. "
               "Against a few planted records the defence is the team key "

@@ -43,6 +43,9 @@ class ServerFault(Exception):
     """The server cannot serve this build; the reason is one line."""
 
 
+FAILED = object()             # what call() returns when the server let a request down
+
+
 def collection_name(model_id, precision, signed=False):
     identity = f"{model_id}|{precision}|{TEXT_FORMAT}" + ("|signed" if signed else "")
     return "codebase-rag-" + hashlib.sha1(identity.encode()).hexdigest()[:16]
@@ -121,10 +124,9 @@ class TeamCache:
         return request(self.url, self.headers, "POST", API + path, body)
 
     def connect(self):
-        if self.key:    # l2: Chroma keeps the vectors as sent (cosine would renormalise them)
-            space = "l2"
-        else:
-            space = "cosine"
+        # signed records live in l2 space, where Chroma keeps vectors bit for bit (cosine
+        # renormalises them, and the HMAC covers their bytes)
+        space = "l2" if self.key else "cosine"
         got = self.post("/collections", dict(name=self.name, metadata=self.identity,
                                              configuration={"hnsw": {"space": space}},
                                              get_or_create=True))
@@ -138,9 +140,9 @@ class TeamCache:
         self.collection = quote(got["id"], safe="")
 
     def call(self, doing, path, body):
-        """Run one request; on any fault warn once, switch the cache off, return None."""
+        """Run one request; on any fault warn once, switch the cache off, return FAILED."""
         if not self.on:
-            return None
+            return FAILED
         try:
             if self.collection is None:
                 self.connect()
@@ -149,7 +151,7 @@ class TeamCache:
             raise
         except Exception as e:
             self.switch_off(f"{doing} failed ({describe(e, self.url)})")
-            return None
+            return FAILED
 
     def switch_off(self, why):
         self.on = False
@@ -166,7 +168,7 @@ class TeamCache:
         for i in range(0, len(keys), BATCH):
             asked = keys[i:i + BATCH]
             got = self.call("a lookup", "/get", dict(ids=asked, include=include))
-            if got is None:
+            if got is FAILED:
                 break
             records = records_of(got, self.key)
             if records is None:
@@ -225,7 +227,7 @@ class TeamCache:
             body = dict(ids=[k for k, _ in part], embeddings=[v.tolist() for _, v in part])
             if self.key:
                 body["metadatas"] = [{"mac": mac(self.key, k, self.signing, v)} for k, v in part]
-            if self.call("an upload", "/upsert", body) is None:
+            if self.call("an upload", "/upsert", body) is FAILED:
                 return
             self.sent += len(part)
 

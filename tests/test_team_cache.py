@@ -253,8 +253,8 @@ def test_non_finite_and_scaled_vectors_are_refused_before_they_are_cached(cli, s
 
     def bad(n, got):
         vectors = got["embeddings"]
-        vectors[0][0] = float("nan")
-        vectors[1][5] = 1e39                          # finite for JSON, inf as float32
+        vectors[0] = [x * 1e40 for x in vectors[0]]   # finite in JSON, inf as float32
+        vectors[1][5] = 1e39
         vectors[2] = [x * 100 for x in vectors[2]]    # "confident" negative distances
         vectors[3] = [x * 1.01 for x in vectors[3]]
         return got
@@ -345,14 +345,15 @@ def test_null_string_and_unasked_records_are_one_warning(cli, server, tmp_path):
     def odd(n, got):
         got["embeddings"][0] = None
         got["embeddings"][1] = "0.1, 0.2"
+        got["embeddings"][3][7] = float("nan")        # NaN, as Python's json writes it
         got["ids"].append("f" * 40)                   # an id nobody asked for
         got["embeddings"].append(got["embeddings"][2])
         return got
     tree, db = clone(tmp_path, "second"), tmp_path / "db2"
     proc = build(cli, tree, db, Proxy(server.url, corrupt=odd).url)
     [line] = warnings(proc)
-    assert "dropped 3 records" in line and "2 not a list of numbers" in line, line
-    assert "1 not asked for" in line and embedded(proc) == 2
+    assert "dropped 4 records" in line and "2 not a list of numbers" in line, line
+    assert "1 not asked for" in line and "1 not finite" in line and embedded(proc) == 3
     assert_same_index(db, fresh_build(cli, tree, tmp_path))
 
 
