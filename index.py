@@ -59,6 +59,10 @@ def parse_args(argv):
     p.add_argument("--push-only", action="store_true",
                    help="with --server: embed the tree into the team cache and keep no local "
                         "index (a CI job that warms the cache for every clone)")
+    p.add_argument("--no-team-cache", action="store_true",
+                   help="use no team cache in this run, and embed here every vector the team "
+                        "cache supplied before (with --rebuild: repairs an index a poisoned "
+                        "team cache got into)")
     p.add_argument("--check", action="store_true",
                    help="verify the index (SQLite integrity, model files and hashes, vectors "
                         "against chunks); one line per problem, exit 1 if any")
@@ -113,6 +117,12 @@ def run(args):
         if not problems:
             print(f"index OK: {db}: {describe(db)}")
         return 1 if problems else 0
+    if args.no_team_cache:
+        from codebase_rag.check import forget_team_vectors
+        args.server = None
+        forgotten = forget_team_vectors(locate(args.source, args.db)[1])
+        if forgotten and not args.quiet:
+            warn(f"embedding here the {forgotten:,} vectors the team cache supplied")
     print(index_tree(args.source, args.db, args.model, args.exclude, args.rebuild,
                      progress=not args.quiet, detached=args.detached, server=args.server))
     return 0

@@ -9,7 +9,7 @@ from .errors import UsageError
 from .lock import is_locked, pending_entries
 from .folder import owned
 from .store import Store
-from .walk import Ignore, walk
+from .walk import Ignore, read_source, walk
 
 
 def check_index(folder):
@@ -60,7 +60,54 @@ def check_index(folder):
                 problems.append("chroma: a search finds nothing; run: python index.py --rebuild")
     except UsageError as e:
         problems.append(str(e))
+    if not problem:
+        problems += team_problems(store, folder)
     return problems
+
+
+TEAM_SAMPLE = 50              # vectors the team cache supplied that --check embeds again
+
+
+def team_problems(store, folder):
+    """Embed here again a sample of the cached vectors that a team cache supplied (their
+    windows' texts cut again from their files) and compare: a poisoned record that got in
+    is found, and --rebuild --no-team-cache embeds them all here."""
+    import numpy as np
+    from .languages import chunk_source
+    from .remote import FLOOR
+    from .text import cache_key, chunk_body, chunk_header, windows
+    keys = store.team_keys()
+    if not keys:
+        return []
+    sample = set(random.SystemRandom().sample(keys, min(TEAM_SAMPLE, len(keys))))
+    precision = store.meta("precision") or "fp32"
+    model = index_model(folder, store.meta("model"), precision)
+    root = store.root()
+    files = sorted({wid.rsplit("#", 1)[0] for wid, key in store.window_keys().items()
+                    if key in sample})              # a window's id: file#ordinal.window.key
+    texts = {}
+    for rel in files:                   # cut as indexer.build_file cuts them
+        text = read_source(root / rel)
+        try:
+            chunks = chunk_source(rel, text) if text is not None else ()
+        except Exception:                   # noqa: BLE001 (the build warned about it)
+            chunks = ()
+        lines = text.split("\n") if text is not None else []
+        for c in chunks:
+            for window in windows(chunk_header(rel, c), chunk_body(lines, c), model.count_tokens):
+                key = cache_key(window.lstrip("\n"), precision)
+                if key in sample:
+                    texts[key] = window.lstrip("\n")
+    if not texts:
+        return []
+    keys = sorted(texts)
+    mine = model.embedder()([texts[k] for k in keys])
+    cached = store.cached_vectors(keys)
+    bad = sum(not float(np.dot(cached[k], v)) >= FLOOR[precision] for k, v in zip(keys, mine))
+    if not bad:
+        return []
+    return [f"{bad} of {len(keys)} sampled vectors that the team cache supplied differ from "
+            f"this machine's model; run: python index.py --rebuild --no-team-cache"]
 
 
 def has_source(root):
@@ -82,3 +129,17 @@ def describe(folder):
     store = Store(folder)
     return (f"{store.count('files'):,} files, {store.count('chunks'):,} chunks, "
             f"{store.embedded_count():,} vectors ({store.meta('precision') or 'fp32'})")
+
+
+def forget_team_vectors(db):
+    """For --no-team-cache: drop from the index's embedding cache every vector the team
+    cache supplied (under the writer lock), so that this run embeds them here. Returns how
+    many."""
+    from .lock import writer_lock
+    if not (Path(db) / "index.sqlite").is_file():
+        return 0
+    with writer_lock(db):
+        store = Store(db)
+        keys = store.team_keys()
+        store.forget_vectors(keys)
+    return len(keys)

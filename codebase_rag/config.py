@@ -87,7 +87,14 @@ SERVER = _setting("SERVER", None, "a Chroma server (http://host:port or https://
 SERVER_TOKEN = _setting("SERVER_TOKEN", None, "the token sent to that server (as "
                         "'Authorization: Bearer' and 'X-Chroma-Token')", kind=str)
 SERVER_TIMEOUT = _setting("SERVER_TIMEOUT", 10.0, "seconds any one request to that server "
-                          "may take before the build goes on without it", bounds=(0.001, None))
+                          "may take, start to end, before the build goes on without it",
+                          bounds=(0.001, None))
+SERVER_KEY = _setting("SERVER_KEY", None, "a secret the team shares: each record uploaded "
+                      "carries an HMAC-SHA256 made with it, and a record whose HMAC does not "
+                      "verify is dropped (without it the server is trusted as is)", kind=str)
+SERVER_SAMPLE = _setting("SERVER_SAMPLE", 0.01, "fraction of the vectors of every lookup (at "
+                         "least one) that are embedded here too and compared with the server's",
+                         bounds=(0, 1))
 # -- searching
 K = _setting("K", 5, "number of results", flag="-k", bounds=(1, None))
 LINES = _setting("LINES", 16, "lines of each result to show, in print and in JSON 'text' "

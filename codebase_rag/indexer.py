@@ -180,7 +180,7 @@ class Indexer:
             if shared and not team.check(shared, missing, self.embed):
                 self.store.forget_vectors(team.taken)   # all it gave: embed them here
                 shared = {}
-            self.store.cache_vectors(shared.items())
+            self.store.cache_vectors(shared.items(), team=True)
             found.update(shared)
             self.stats["server"] += len(shared)
             missing = {k: t for k, t in missing.items() if k not in shared}
@@ -263,6 +263,8 @@ def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"
             elif not has_pending(store.folder) and not store.dirty_files():
                 break
             work = {}
+        if indexer.team:
+            indexer.team.finish(store)
         if indexer.dirs is not None:          # the times as the walk saw them: a file added
             store.set_dirs(indexer.dirs, whole=True)     # since is found by the next query
         if record:

@@ -197,6 +197,14 @@ def status(db):
     if meta.get("from_server") not in (None, "", "0"):
         lines.append(f"{int(meta['from_server']):,} windows of the last build came from the "
                      f"team cache")
+    if meta.get("team_signed") == "1":
+        lines.append("team cache: records verified with CODEBASE_RAG_SERVER_KEY (HMAC-SHA256), "
+                     "and a sample embedded here too")
+    elif meta.get("team_signed") is not None:      # a build used a team cache with no key
+        lines.append("team cache: trusted as is (no CODEBASE_RAG_SERVER_KEY): its vectors are "
+                     "validated and a sample of each lookup is embedded here too, but a few "
+                     "poisoned records can pass; index.py --check compares a sample, and "
+                     "index.py --rebuild --no-team-cache embeds them all here")
     if meta.get("members_covered_after"):
         lines.append(f"every member had a vector {duration(float(meta['members_covered_after']))} "
                      f"into the build")

@@ -148,18 +148,24 @@ def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True
 
 def push_only(source, server, excludes=(), model=None, progress=True):
     """Embed a tree into the team cache without keeping a local index (a CI job's pre-warm):
-    a build into a temporary folder that is deleted after."""
+    a build into a temporary folder that is deleted after. A UsageError (exit 2) unless
+    every window reached the server."""
     import shutil
-    import tempfile
+    from .remote import preflight, scratch_folder, shown
     if not server:
         raise UsageError("--push-only needs a team cache: --server URL or CODEBASE_RAG_SERVER")
     source, _ = locate(source, None)
-    scratch = Path(tempfile.mkdtemp(prefix="codebase-rag-push-"))
+    preflight(server, SERVER_TOKEN)
+    scratch = scratch_folder()
     try:
         line = index_tree(str(source), str(scratch / "index"), model, excludes,
                           progress=progress, server=server)
+        fault = Store(scratch / "index").meta("team_fault")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    if fault or fault is None:
+        raise UsageError(f"--push-only: not everything reached the team cache at "
+                         f"{shown(server)} ({fault or 'it was not used'}); run it again")
     return line.replace("indexed", "pushed", 1) + "; no local index kept"
 
 

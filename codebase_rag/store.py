@@ -12,7 +12,7 @@ from .errors import DamagedIndex, OldFormat, damaged, warn
 
 # index.sqlite holds the file manifest, each chunk's text and lines, the keyword (FTS5)
 # index, each chunk's windows (the texts the model reads) and an embedding cache keyed by
-# the hash of the embedded text (and the model's precision).
+# the hash of the embedded text (and the model's precision), team=1 if a team cache gave it.
 #
 # A build writes in two steps, so that keyword search works within seconds and semantic
 # search fills in as embedding goes on: (1) per batch of files, one SQLite transaction
@@ -48,7 +48,7 @@ CREATE INDEX IF NOT EXISTS windows_chunk ON windows(chunk);
 CREATE TABLE IF NOT EXISTS doomed(id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS vectors(seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT UNIQUE,
-    vec BLOB);
+    vec BLOB, team INTEGER);
 INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
 """
 
@@ -100,6 +100,10 @@ class Store:
             if create and not self.db.execute("SELECT 1 FROM sqlite_master").fetchone():
                 self.db.executescript(f"BEGIN; {SCHEMA} COMMIT;")    # a reader sees all or none
             version = self.meta("schema")
+            if version == SCHEMA_VERSION and os.access(self.folder, os.W_OK) and \
+                    not self.db.execute("SELECT 1 FROM pragma_table_info('vectors') "
+                                        "WHERE name='team'").fetchone():
+                self.db.execute("ALTER TABLE vectors ADD COLUMN team INTEGER")   # in place
         except sqlite3.DatabaseError as e:
             if "locked" in str(e):
                 raise
@@ -250,22 +254,21 @@ class Store:
     # -- the embedding cache
     def cached_vectors(self, keys):
         import numpy as np
-        found = {}
-        for part in parts(keys):
-            for key, blob in self.db.execute(
-                    f"SELECT key, vec FROM vectors WHERE key IN ({marks(part)})", part):
-                found[key] = np.frombuffer(blob, dtype=np.float32)
-        return found
+        return {key: np.frombuffer(blob, dtype=np.float32) for part in parts(keys)
+                for key, blob in self.db.execute(
+                    f"SELECT key, vec FROM vectors WHERE key IN ({marks(part)})", part)}
 
-    def cache_vectors(self, items):
+    def cache_vectors(self, items, team=False):     # team: a team cache supplied them
         with self.db:
-            self.db.executemany("INSERT OR REPLACE INTO vectors(key, vec) VALUES (?, ?)",
-                                ((k, v.astype("float32").tobytes()) for k, v in items))
+            self.db.executemany("INSERT OR REPLACE INTO vectors(key, vec, team) VALUES (?,?,?)",
+                                ((k, v.astype("<f4").tobytes(), team or None) for k, v in items))
+
+    def team_keys(self):      # of the cached vectors a team cache supplied that a window uses
+        return [k for (k,) in self.db.execute(
+            "SELECT key FROM vectors WHERE team=1 AND key IN (SELECT key FROM windows)")]
 
     def forget_vectors(self, keys=None):
-        """Drop these vectors (or all) from the embedding cache: a rebuild with another
-        model, or vectors a team cache supplied that turned out foreign. Windows that used
-        them are embedded again."""
+        """Drop these vectors (or all; another model, a foreign team cache's) from the cache."""
         with self.db:
             if keys is None:
                 self.db.execute("DELETE FROM vectors")
@@ -426,7 +429,8 @@ def salvage(folder):
     try:
         con = sqlite3.connect(f"file:{Path(folder) / 'index.sqlite'}?mode=ro", uri=True)
         meta = {k: v for k, v in con.execute("SELECT key, value FROM meta") if k in KEPT_META}
-        rows = con.execute("SELECT key, vec FROM vectors").fetchall()
+        team = "team" in {r[1] for r in con.execute("PRAGMA table_info(vectors)")}
+        rows = con.execute(f"SELECT key, vec, {'team' if team else 'NULL'} FROM vectors").fetchall()
     except sqlite3.Error:
         pass
     return rows, meta
@@ -440,7 +444,7 @@ def open_store_afresh(folder, reason):
         old.unlink()
     store = Store(folder, create=True)
     with store.db:
-        store.db.executemany("INSERT OR REPLACE INTO vectors(key, vec) VALUES (?, ?)", rows)
+        store.db.executemany("INSERT OR REPLACE INTO vectors(key, vec, team) VALUES (?,?,?)", rows)
     store.set_meta(**meta)
     warn(f"{reason}; started index.sqlite afresh, keeping {len(rows):,} cached vectors")
     return store

@@ -1,21 +1,21 @@
 """The team cache: a real Chroma server (`chroma run`, from the chromadb wheel) on a free
 loopback port, shared by clones of the sample tree. A clone takes what a teammate embedded;
 every fault of the server is one warning and a build that completes locally."""
-import http.server
 import json
+import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
-import threading
 import time
-import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 
 from conftest import SAMPLE, assert_same_index
+from team_proxy import Drip, Proxy
 
 QUESTION = "how does the energy system refill timers?"
 
@@ -65,54 +65,15 @@ def server(tmp_path):
     srv.stop()
 
 
-class Proxy(http.server.ThreadingHTTPServer):
-    """A reverse proxy in front of the server, as a team would put one: it checks the
-    token (chroma run has no auth of its own) and can be made slow."""
-
-    def __init__(self, upstream, token=None, delay=0.0):
-        self.upstream, self.token, self.delay = upstream, token, delay
-        super().__init__(("127.0.0.1", 0), ProxyHandler)
-        self.url = f"http://127.0.0.1:{self.server_address[1]}"
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-
-
-class ProxyHandler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def forward(self):
-        time.sleep(self.server.delay)
-        if self.server.token and self.headers.get("Authorization") != f"Bearer {self.server.token}":
-            self.send_response(401)
-            self.end_headers()
-            self.wfile.write(b'{"error": "Unauthorized"}')
-            return
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
-        request = urllib.request.Request(self.server.upstream + self.path, data=body,
-                                         method=self.command,
-                                         headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(request) as answer:
-                status, data = answer.status, answer.read()
-        except urllib.error.HTTPError as e:
-            status, data = e.code, e.read()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = do_PUT = do_DELETE = forward
-
-
 def clone(tmp_path, name):
     tree = tmp_path / name
     shutil.copytree(SAMPLE, tree, ignore=shutil.ignore_patterns(".codebase-rag"))
     return tree
 
 
-def build(cli, tree, db, url, **env):
-    return cli.index(tree, db, "--server", url, env={"CODEBASE_RAG_SERVER_TIMEOUT": "5", **env})
+def build(cli, tree, db, url, check=True, **env):
+    return cli.index(tree, db, "--server", url, check=check,
+                     env={"CODEBASE_RAG_SERVER_TIMEOUT": "5", **env})
 
 
 def embedded(proc):
@@ -262,3 +223,225 @@ def test_a_poisoned_cache_is_caught_by_the_sample_check(cli, server, tmp_path):
     fresh = tmp_path / "fresh"
     cli.index(second, fresh)
     assert_same_index(tmp_path / "db2", fresh)                 # nothing poisoned stayed
+
+
+# ----------------------------------------------------------------------------- a hostile server
+KEY = "the team's shared secret"
+
+
+def fill(cli, tmp_path, url, **env):
+    """A first clone embeds the sample tree and fills the server."""
+    assert embedded(build(cli, clone(tmp_path, "first"), tmp_path / "db1", url, **env)) == 42
+
+
+def fresh_build(cli, tree, tmp_path):
+    cli.index(tree, tmp_path / "fresh")
+    return tmp_path / "fresh"
+
+
+def swap_one(n, got):
+    """One member's vector replaced by another member's genuine record (HMAC and all)."""
+    got["embeddings"][0] = got["embeddings"][1]
+    if got.get("metadatas"):
+        got["metadatas"][0] = got["metadatas"][1]
+    return got
+
+
+def test_non_finite_and_scaled_vectors_are_refused_before_they_are_cached(cli, server,
+                                                                        tmp_path):
+    fill(cli, tmp_path, server.url)
+
+    def bad(n, got):
+        vectors = got["embeddings"]
+        vectors[0] = [x * 1e40 for x in vectors[0]]   # finite in JSON, inf as float32
+        vectors[1][5] = 1e39
+        vectors[2] = [x * 100 for x in vectors[2]]    # "confident" negative distances
+        vectors[3] = [x * 1.01 for x in vectors[3]]
+        return got
+    tree, db = clone(tmp_path, "second"), tmp_path / "db2"
+    proc = build(cli, tree, db, Proxy(server.url, corrupt=bad).url)
+    [line] = warnings(proc)
+    assert "dropped 4 records" in line and "2 not finite" in line, line
+    assert "2 not of unit length" in line and embedded(proc) == 4
+    cli.index(tree, db)                               # nothing bad was cached: every later
+    cli.index(tree, db, "--rebuild")                  # run works, with no server too
+    assert_same_index(db, fresh_build(cli, tree, tmp_path))
+
+
+def test_with_a_key_no_poisoned_record_reaches_the_index(cli, server, tmp_path):
+    fill(cli, tmp_path, server.url, CODEBASE_RAG_SERVER_KEY=KEY)
+    got = server.collection().get(include=["metadatas"])
+    assert all(len(m["mac"]) == 64 for m in got["metadatas"])
+    tree, db = clone(tmp_path, "second"), tmp_path / "db2"
+    proc = build(cli, tree, db, Proxy(server.url, corrupt=swap_one).url,
+                 CODEBASE_RAG_SERVER_KEY=KEY, CODEBASE_RAG_SERVER_SAMPLE="0")
+    [line] = warnings(proc)
+    assert "dropped 1 records" in line and "failed the key check" in line, line
+    assert embedded(proc) == 1 and "41 from the team cache" in proc.stdout
+    assert_same_index(db, fresh_build(cli, tree, tmp_path))
+    assert "verified with CODEBASE_RAG_SERVER_KEY" in \
+        cli.run("index.py", "--db", db, "--status").stdout
+    # a wrong key: every record dropped, in one line, and embedded here
+    wrong = build(cli, clone(tmp_path, "third"), tmp_path / "db3", server.url,
+                  CODEBASE_RAG_SERVER_KEY="another key")
+    [line] = warnings(wrong)
+    assert "dropped 42 records" in line and "key check" in line and embedded(wrong) == 42
+
+
+def test_a_server_that_lies_after_some_lookups_is_caught(cli, server, tmp_path):
+    import numpy as np
+    fill(cli, tmp_path, server.url)
+    rng = np.random.default_rng(0)
+
+    def liar(n, got):
+        if n > 6 and got["ids"]:
+            poison = rng.standard_normal((len(got["ids"]), 384))
+            got["embeddings"] = (poison / np.linalg.norm(poison, axis=1, keepdims=True)).tolist()
+        return got
+    tree, db = clone(tmp_path, "second"), tmp_path / "db2"
+    proc = build(cli, tree, db, Proxy(server.url, corrupt=liar).url, CODEBASE_RAG_FLUSH="4")
+    [line] = warnings(proc)
+    assert "differs from this machine's model" in line
+    assert_same_index(db, fresh_build(cli, tree, tmp_path))
+
+
+def test_check_finds_and_no_team_cache_repairs_what_a_trusted_cache_planted(cli, server,
+                                                                            tmp_path):
+    fill(cli, tmp_path, server.url)
+    tree, db = clone(tmp_path, "second"), tmp_path / "db2"
+    proc = build(cli, tree, db, Proxy(server.url, corrupt=swap_one).url,
+                 CODEBASE_RAG_SERVER_SAMPLE="0")            # no key, and no sample: it gets in
+    assert warnings(proc) == [] and embedded(proc) == 0
+    assert "trusted as is" in cli.run("index.py", "--db", db, "--status").stdout
+    check = cli.run("index.py", "--db", db, "--check", check=False)
+    assert check.returncode == 1 and "1 of 42 sampled vectors that the team cache supplied " \
+        "differ" in check.stderr and "--rebuild --no-team-cache" in check.stderr, check.stderr
+    cli.index(tree, db, "--rebuild", "--no-team-cache")
+    assert "index OK" in cli.run("index.py", "--db", db, "--check").stdout
+    assert_same_index(db, fresh_build(cli, tree, tmp_path))
+
+
+def test_an_index_from_before_the_origin_table_keeps_working(cli, server, tmp_path):
+    fill(cli, tmp_path, server.url)
+    tree, db = clone(tmp_path, "second"), tmp_path / "db2"
+    build(cli, tree, db, server.url)
+    con = sqlite3.connect(db / "index.sqlite")
+    assert con.execute("SELECT COUNT(*) FROM vectors WHERE team=1").fetchone() == (42,)
+    con.execute("ALTER TABLE vectors DROP COLUMN team")   # as the version before left it
+    con.commit()
+    con.close()
+    assert cli.query(db, QUESTION, "-k", "1")
+    assert "index OK" in cli.run("index.py", "--db", db, "--check").stdout
+    cli.run("index.py", "--db", db, "--status")
+    (tree / "Added.cs").write_text("class Added { int Size() { return 1; } }\n")
+    build(cli, tree, db, server.url)
+    cli.index(tree, db, "--rebuild", "--no-team-cache")
+    assert_same_index(db, fresh_build(cli, tree, tmp_path))
+
+
+def test_null_string_and_unasked_records_are_one_warning(cli, server, tmp_path):
+    fill(cli, tmp_path, server.url)
+
+    def odd(n, got):
+        got["embeddings"][0] = None
+        got["embeddings"][1] = "0.1, 0.2"
+        got["embeddings"][3][7] = float("nan")        # NaN, as Python's json writes it
+        got["ids"].append("f" * 40)                   # an id nobody asked for
+        got["embeddings"].append(got["embeddings"][2])
+        return got
+    tree, db = clone(tmp_path, "second"), tmp_path / "db2"
+    proc = build(cli, tree, db, Proxy(server.url, corrupt=odd).url)
+    [line] = warnings(proc)
+    assert "dropped 4 records" in line and "2 not a list of numbers" in line, line
+    assert "1 not asked for" in line and "1 not finite" in line and embedded(proc) == 3
+    assert_same_index(db, fresh_build(cli, tree, tmp_path))
+
+
+@pytest.mark.parametrize("answer, says", [
+    (lambda n, got: b"\x00<html>garbage", "not JSON"),
+    (lambda n, got: {"ids": ["a"], "embeddings": 5}, "malformed"),
+    (lambda n, got: {"ids": "abc"}, "malformed"),
+    (lambda n, got: json.dumps({**got, "pad": "x" * (17 << 20)}).encode(), "larger than 16 MB"),
+], ids=["garbage", "not-a-list", "ids-not-a-list", "oversized"])
+def test_a_broken_answer_is_one_warning(cli, server, tmp_path, answer, says):
+    proc = build(cli, clone(tmp_path, "tree"), tmp_path / "db",
+                 Proxy(server.url, corrupt=answer).url)
+    [line] = warnings(proc)
+    assert says in line and embedded(proc) == 42, line
+
+
+def test_a_dripping_server_is_cut_off_at_the_deadline(cli, server, tmp_path):
+    drip = Proxy(server.url, corrupt=lambda n, got: Drip(json.dumps(got).encode()))
+    started = time.monotonic()
+    proc = build(cli, clone(tmp_path, "tree"), tmp_path / "db", drip.url,
+                 CODEBASE_RAG_SERVER_TIMEOUT="2")
+    took = time.monotonic() - started
+    [line] = warnings(proc)
+    assert "no complete answer within 2 s" in line and embedded(proc) == 42, line
+    assert took < 40, took                            # the answer alone would drip for 50 s
+
+
+def detached_argv(db, timeout=20):
+    """The command line of the detached build writing db, as ps shows it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for proc in Path("/proc").iterdir():
+            try:
+                argv = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"--detached" in argv and str(db).encode() in argv:
+                return int(proc.name), b" ".join(argv).decode()
+        time.sleep(0.05)
+    raise AssertionError("no detached build found")
+
+
+def test_credentials_in_the_url_are_used_and_never_shown(cli, server, tmp_path):
+    guarded = Proxy(server.url, basic="alice:s3cret-pw")
+    with_creds = guarded.url.replace("http://", "http://alice:s3cret-pw@")
+    proc = build(cli, clone(tmp_path, "tree"), tmp_path / "db", with_creds)
+    assert warnings(proc) == [] and server.collection().count() == 42
+    assert guarded.seen[-1].startswith("Basic ")
+    wrong = guarded.url.replace("http://", "http://alice:wrong-pw@")
+    bad = build(cli, clone(tmp_path, "other"), tmp_path / "bad", wrong)
+    [line] = warnings(bad)
+    assert "refused" in line and "wrong-pw" not in bad.stderr + bad.stdout
+    both = build(cli, clone(tmp_path, "both"), tmp_path / "both", wrong,
+                 CODEBASE_RAG_SERVER_TOKEN="t0ken", check=False)
+    assert both.returncode == 2 and len(both.stderr.splitlines()) == 1
+    assert "wrong-pw" not in both.stderr and "t0ken" not in both.stderr
+    # a background build: the address travels in the environment, and nothing prints it
+    tree, db = clone(tmp_path, "bg"), tmp_path / "bg-db"
+    cli.run("index.py", "--source", tree, "--db", db, "--background", "--server", wrong,
+            env={"CODEBASE_RAG_SERVER_TOKEN": ""})
+    pid, argv = detached_argv(db)
+    assert "wrong-pw" not in argv and guarded.url.split("//")[1] not in argv, argv
+    while Path(f"/proc/{pid}").exists():
+        time.sleep(0.1)
+    log = (db / "build.log").read_text()
+    assert "refused" in log and "wrong-pw" not in log, log
+    assert "wrong-pw" not in cli.run("index.py", "--db", db, "--status").stdout
+
+
+def test_push_only_to_an_unreachable_or_broken_server_fails(cli, server, tmp_path):
+    tree = clone(tmp_path, "ci")
+    down = cli.run("index.py", "--source", tree, "--server", f"http://127.0.0.1:{free_port()}",
+                   "--push-only", check=False)
+    assert down.returncode == 2 and "pushed" not in down.stdout, down.stdout
+    assert len(down.stderr.splitlines()) == 1 and "nothing pushed" in down.stderr, down.stderr
+    broken = Proxy(server.url, corrupt=lambda n, got: b"garbage")
+    proc = cli.run("index.py", "--source", tree, "--server", broken.url, "--push-only",
+                   check=False)
+    assert proc.returncode == 2 and "pushed" not in proc.stdout, proc.stdout
+    assert "not everything reached the team cache" in proc.stderr.splitlines()[-1]
+
+
+def test_push_only_leaves_no_temp_files(cli, server, tmp_path):
+    tmp = tmp_path / "tmp"
+    stale = tmp / "codebase-rag-push-999999999-abcd" / "index"    # a killed push's (no such pid)
+    stale.mkdir(parents=True)
+    (stale / "index.sqlite").write_bytes(b"x" * 1000)
+    pushed = cli.run("index.py", "--source", clone(tmp_path, "ci"), "--server", server.url,
+                     "--push-only", env={"TMPDIR": str(tmp)})
+    assert "pushed" in pushed.stdout
+    assert list(tmp.iterdir()) == []
