@@ -42,8 +42,8 @@ class ChromaNearest:
 
 
 def matrix_of(rows):
-    """The vectors of (chunk id, vector blob) rows, one per row of a matrix."""
-    return np.frombuffer(b"".join(v for _, v in rows), dtype=np.float32).reshape(len(rows), -1)
+    """The vectors of rows that end with a vector blob, one per row of a matrix."""
+    return np.frombuffer(b"".join(r[-1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
 
 
 def scan(rows, qvec):
@@ -71,7 +71,7 @@ class CacheScan:
         for rows in self.store.window_vector_blocks():     # memory bounded by one block
             cosines = matrix_of(rows) @ qvec
             for i in top_rows(cosines, n * 8):             # a long member's windows count once
-                cid, dist = rows[i][0], 1.0 - float(cosines[i])
+                cid, dist = rows[i][1], 1.0 - float(cosines[i])
                 if dist < best.get(cid, 3.0):
                     best[cid] = dist
         return sorted(best.items(), key=lambda kv: kv[1])[:n]

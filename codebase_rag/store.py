@@ -1,6 +1,8 @@
 """Store: the index folder. index.sqlite holds the file manifest, each chunk's text and
-lines, the keyword (FTS5) index and the embedding cache; Chroma (chroma.py) holds one
-vector per window. This is the only module that writes SQL.
+lines, the keyword (FTS5) index, each chunk's windows (the texts the model reads) and an
+embedding cache keyed by the hash of the embedded text (and the model's precision), team=1
+if a team cache gave it; Chroma (chroma.py) holds one vector per window. This is the only
+module that writes SQL.
 """
 import os
 import sqlite3
@@ -10,10 +12,6 @@ from pathlib import Path
 from .chroma import Vectors
 from .errors import DamagedIndex, OldFormat, damaged, warn
 
-# index.sqlite holds the file manifest, each chunk's text and lines, the keyword (FTS5)
-# index, each chunk's windows (the texts the model reads) and an embedding cache keyed by
-# the hash of the embedded text (and the model's precision), team=1 if a team cache gave it.
-#
 # A build writes in two steps, so that keyword search works within seconds and semantic
 # search fills in as embedding goes on: (1) per batch of files, one SQLite transaction
 # replaces their chunks, keyword rows and windows (new windows are pending), and lists
@@ -155,17 +153,14 @@ class Store:
             f"{query} WHERE w.chunk IN ({marks(part)})", part)]
 
     def window_vector_blocks(self, size=20_000):
-        """window_vectors() of all chunks, in blocks of at most size rows (by window seq),
-        so that a scan of a large index holds one block in memory at a time."""
+        """[(window seq, chunk id, vector blob)] of every window with a cached vector, in
+        blocks of at most size rows, so that a scan holds one block in memory at a time."""
         after = -1
-        while True:
-            rows = self.db.execute(
+        while rows := self.db.execute(
                 "SELECT w.seq, w.chunk, v.vec FROM windows w JOIN vectors v ON v.key = w.key "
-                "WHERE w.seq > ? ORDER BY w.seq LIMIT ?", (after, size)).fetchall()
-            if not rows:
-                return
+                "WHERE w.seq > ? ORDER BY w.seq LIMIT ?", (after, size)).fetchall():
             after = rows[-1][0]
-            yield [(cid, vec) for _, cid, vec in rows]
+            yield rows
 
     def window_chunks(self, window_ids):
         """{window id: its chunk id} of those windows whose vector in Chroma is theirs (one
@@ -175,8 +170,7 @@ class Store:
             f"SELECT id, chunk FROM windows WHERE embedded=1 AND id IN ({marks(part)})", part)}
 
     def fresh_vectors(self):
-        """[(chunk id, vector blob)] of windows that have a vector in the embedding cache
-        but not yet in Chroma (a file changed since the last write, embedded by a query)."""
+        """[(chunk id, vector blob)] of windows cached but not yet in Chroma (by a query)."""
         return self.db.execute("SELECT w.chunk, v.vec FROM windows w JOIN vectors v "
                                "ON v.key = w.key WHERE w.embedded = 0").fetchall()
 
@@ -198,13 +192,9 @@ class Store:
         return {r[0]: IndexedChunk(*r) for part in parts(ids) for r in self.db.execute(
             f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE id IN ({marks(part)})", part)}
 
-    def window_keys(self, ids=None):
-        """{window id: cache key} of the embedded windows (all, or the given ones)."""
-        query = "SELECT id, key FROM windows WHERE embedded=1"
-        if ids is None:
-            return dict(self.db.execute(query))
-        return {i: k for part in parts(ids) for i, k in self.db.execute(
-            f"{query} AND id IN ({marks(part)})", part)}
+    def window_keys(self):
+        """{window id: cache key} of the embedded windows."""
+        return dict(self.db.execute("SELECT id, key FROM windows WHERE embedded=1"))
 
     # -- the manifest
     def root(self):

@@ -65,6 +65,10 @@ def test_a_file_name_that_is_not_utf8_never_stops_a_run(cli, sample_tree, tmp_pa
         assert "Traceback" not in proc.stderr
         assert members(cli.query(db, QUESTION, "-k", "1")) == ["RefillTimers"]
     assert "index OK" in cli.run("index.py", "--db", db, "--check").stdout
+    event = json.dumps({"tool_name": "Edit", "tool_input": {
+        "file_path": os.fsdecode(os.fsencode(sample_tree) + b"/R\xe9sum\xe9.cs")}})
+    hook = cli.run("index.py", "--hook", "--db", db, stdin=event)
+    assert hook.returncode == 0 and not list((db / "pending").glob("*")), hook.stderr
 
 
 def test_check_flags_an_index_that_lists_no_files_of_a_tree_that_has_them(cli, sample_tree,
