@@ -15,6 +15,15 @@ SentenceTransformerEmbeddingFunction pointed at the packaged all-MiniLM-L6-v2 fo
 This is what "just use Chroma + sentence-transformers" costs. Works offline:
 HF_HUB_OFFLINE is set before anything loads, and the model is a local path.
 
+--chunker picks how files are cut: `csharp` (the default, above), `language` (the
+chunker of each file's language in codebase_rag, raw text likewise) or `seed` (the
+original 50-line scripts' design, reconstructed: a regex finds a line that looks like a
+method signature, `modifiers* type name(`, and a brace count from there to where the
+depth returns to zero is the chunk; no chunk for anything else). FILE_EXT (environment,
+comma-separated, e.g. ".ts" or ".py") limits the walk to those extensions, as the seed's
+FILE_EXT constant did; unset, every language's files are walked. bench/dev_evals.py runs
+these as the baseline through run_eval.py (with naive_query.py --batch --json).
+
 --incremental keeps a manifest (path -> sha1 of the file) in FOLDER/manifest.json, reads
 and hashes every file, and re-indexes those whose hash changed (deleting their chunks
 first). --seed-manifest writes that manifest for the tree as it is, embedding nothing:
@@ -43,6 +52,55 @@ from codebase_rag.export import resolve_model  # noqa: E402
 from codebase_rag.walk import Ignore, read_source, walk  # noqa: E402
 
 BATCH = 500
+FILE_EXT = tuple(e.strip() for e in os.environ.get("FILE_EXT", "").split(",") if e.strip())
+CHUNKER = "csharp"
+
+import re  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
+
+# the seed's signature line: modifiers, a return type (generics and arrays allowed), a name
+# and an opening parenthesis; control-flow keywords are not names
+_SEED_SIG = re.compile(
+    r"^\s*(?:(?:public|private|protected|internal|static|virtual|override|abstract|"
+    r"sealed|async|extern|unsafe|new|partial|readonly|export|default)\s+)*"
+    r"[\w<>\[\],.?]+\s+(\w+)\s*(?:<[^>]*>)?\s*\(")
+_SEED_NOT_NAMES = {"if", "for", "foreach", "while", "switch", "catch", "using", "lock",
+                   "return", "new", "else", "throw", "await", "typeof", "nameof", "sizeof"}
+
+
+def seed_chunks(text):
+    """The seed's regex brace-counter: from a signature line, count { and } until the
+    depth is back to zero; the next search starts after that chunk."""
+    lines = text.split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        m = _SEED_SIG.match(lines[i])
+        if not m or m.group(1) in _SEED_NOT_NAMES:
+            i += 1
+            continue
+        depth, opened, j = 0, False, i
+        while j < len(lines):
+            depth += lines[j].count("{") - lines[j].count("}")
+            opened = opened or "{" in lines[j]
+            if (opened and depth <= 0) or (not opened and lines[j].rstrip().endswith(";")):
+                break
+            j += 1
+        if not opened:                 # a declaration without a body, or no brace at all
+            i += 1
+            continue
+        j = min(j, len(lines) - 1)
+        out.append(SimpleNamespace(start_line=i + 1, end_line=j + 1, cls="", member=m.group(1)))
+        i = j + 1
+    return out
+
+
+def chunks_of(rel, text):
+    if CHUNKER == "seed":
+        return seed_chunks(text)
+    if CHUNKER == "language":
+        from codebase_rag.languages import chunk_source
+        return chunk_source(rel, text)
+    return csharp.chunk(text)
 
 
 def open_collection(db):
@@ -68,7 +126,7 @@ class Adder:
     def add_file(self, rel, text):
         self.files += 1
         lines = text.split("\n")
-        for n, c in enumerate(csharp.chunk(text)):
+        for n, c in enumerate(chunks_of(rel, text)):
             self.ids.append(f"{rel}#{n}")
             self.docs.append("\n".join(lines[c.start_line - 1:c.end_line]))
             self.metas.append({"file": rel, "class": c.cls, "member": c.member,
@@ -91,6 +149,8 @@ def tree(source):
     """{relative path: text} of every indexable file."""
     out = {}
     for rel, path, st in walk(source, Ignore(source, ())):
+        if FILE_EXT and not rel.endswith(FILE_EXT):
+            continue
         text = read_source(path)
         if text is not None:
             out[rel] = text
@@ -106,7 +166,11 @@ def main():
     mode.add_argument("--hook", action="store_true")
     mode.add_argument("--incremental", action="store_true")
     mode.add_argument("--seed-manifest", action="store_true")
+    p.add_argument("--chunker", choices=("csharp", "language", "seed"), default="csharp")
+    p.add_argument("-q", "--quiet", action="store_true", help="accepted, as index.py's")
     args = p.parse_args()
+    global CHUNKER
+    CHUNKER = args.chunker
     started = time.time()
     source, db = Path(args.source).resolve(), Path(args.db)
     manifest_path = db / "manifest.json"
@@ -157,6 +221,8 @@ def main():
     col = open_collection(db)
     adder = Adder(col)
     for rel, path, st in walk(source, Ignore(source, ())):
+        if FILE_EXT and not rel.endswith(FILE_EXT):
+            continue
         text = read_source(path)
         if text is not None:
             adder.add_file(rel, text)

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Every dev set in one command: the eval kits' run_eval.py on C# (osu), TypeScript (typeorm)
+and Python (networkx), the tool against the seed baseline, printed as one markdown table.
+
+    python bench/dev_evals.py [--project CHECKOUT] [--work DIR] [--sets NAME ...]
+                              [--systems tool seed naive] [--env KEY=VALUE ...] [--tag NAME]
+                              [--fresh] [--out TABLE.md]
+
+Sets (paths are options; the defaults are the shared layout under /work/repos):
+  cs-sum   C# summaries, data/dev-ppy__osu.jsonl on the stripped corpus (kit make_corpus.py)
+  cs-nl    C# natural language, data/dev-nl-osu.jsonl on the original osu tree, per kind
+  ts-sum   TS summaries, ts/data/dev-typeorm__typeorm.jsonl on typeorm-stripped
+  ts-nl    TS natural language, ts/data/dev-nl-typeorm.jsonl on typeorm-nl, per kind
+  py-sum   Python summaries, bench/make_py_devset.py's set (networkx) on its corpus
+
+Systems:
+  tool     --project's index.py / query.py (default: a snapshot of this checkout, so edits
+           made meanwhile do not leak in)
+  seed     the original 50-line design (bench/naive_index.py --chunker seed: a regex
+           brace-counter, raw chunk text, MiniLM through Chroma's embedding function;
+           bench/naive_query.py: vector top k, the whole chunk as text), FILE_EXT set per
+           language; not run on the C# sets unless named in --seed-sets (osu takes ~10 min;
+           the kit README has its published C# numbers)
+  naive    bench/naive_index.py --chunker language: this project's chunker for each
+           language, raw chunk text, no header, no windows, vector only
+
+Each (system, set, index-time environment) keeps its index in WORK/db-...; a later run
+reuses it (run_eval.py --skip-index) unless --fresh. --env KEY=VALUE sets a setting of
+codebase_rag/config.py for the tool's runs (CODEBASE_RAG_HEADER and CODEBASE_RAG_PRECISION
+change the index, so they get their own; the rest are query-time and share the default
+index); --tag names the variant's reports. The corpora are fetched public code: keep them
+and WORK outside this repository.
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+KIT = Path("/work/shared/eval")
+REPOS = Path("/work/repos")
+KINDS = ("agent", "behaviour", "grep-hard", "locate")
+INDEX_TIME = ("CODEBASE_RAG_HEADER", "CODEBASE_RAG_PRECISION", "CODEBASE_RAG_MODEL")
+
+
+def sets(args):
+    py = Path(args.py_dir)
+    return {
+        "cs-sum": (KIT / "data/dev-ppy__osu.jsonl", Path(args.osu_corpus), ".cs"),
+        "cs-nl": (KIT / "data/dev-nl-osu.jsonl", Path(args.osu_tree), ".cs"),
+        "ts-sum": (KIT / "ts/data/dev-typeorm__typeorm.jsonl", Path(args.typeorm_stripped),
+                   ".ts,.tsx,.mts,.cts,.js,.jsx,.mjs,.cjs"),
+        "ts-nl": (KIT / "ts/data/dev-nl-typeorm.jsonl", Path(args.typeorm_nl),
+                  ".ts,.tsx,.mts,.cts,.js,.jsx,.mjs,.cjs"),
+        "py-sum": (py / "dev-networkx__networkx.jsonl", py / "corpus", ".py"),
+    }
+
+
+SHIM = """import os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+os.execv(sys.executable, [sys.executable, os.path.join(here, "bench", {script!r})]
+         + {extra!r} + sys.argv[1:])
+"""
+
+
+def seed_project(work, chunker):
+    """A folder with index.py and query.py that run copies of bench/naive_*.py."""
+    proj = work / f"{chunker}-project"
+    (proj / "bench").mkdir(parents=True, exist_ok=True)
+    for name in ("naive_index.py", "naive_query.py"):
+        shutil.copy2(HERE / name, proj / "bench" / name)
+    (proj / "index.py").write_text(SHIM.format(script="naive_index.py",
+                                               extra=["--chunker", chunker]))
+    (proj / "query.py").write_text(SHIM.format(script="naive_query.py", extra=["--own-db"]))
+    return proj
+
+
+def snapshot(work):
+    """A copy of this checkout's code (git-tracked files plus uncommitted edits)."""
+    dest = work / "tool-project"
+    shutil.rmtree(dest, ignore_errors=True)
+    files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-co", "--exclude-standard"],
+                           capture_output=True, text=True, check=True).stdout.split("\n")
+    for rel in filter(None, files):
+        src = ROOT / rel
+        if src.is_file() and not src.is_symlink():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    for link in (".venv", ".cache/ts-node"):
+        if (ROOT / link).exists():
+            (dest / link).parent.mkdir(parents=True, exist_ok=True)
+            (dest / link).symlink_to((ROOT / link).resolve())
+    return dest
+
+
+def env_key(env):
+    index_env = {k: v for k, v in env.items() if k in INDEX_TIME}
+    return hashlib.sha1(json.dumps(index_env, sort_keys=True).encode()).hexdigest()[:8] \
+        if index_env else "default"
+
+
+def run_one(args, system, project, name, data, corpus, ext, env):
+    key = env_key(env) if system == "tool" else "default"
+    db = args.work / f"db-{system}-{name}-{key}"
+    done = db.with_suffix(".built")
+    out = args.work / f"{system}-{name}-{args.tag if system == 'tool' else 'default'}.json"
+    if args.fresh or not done.is_file():
+        shutil.rmtree(db, ignore_errors=True)
+        done.unlink(missing_ok=True)
+        reuse = []
+    else:
+        reuse = ["--skip-index"]
+    run_env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    if system == "tool":
+        run_env.update(env)
+    else:
+        run_env.update({"FILE_EXT": ext, "RAG_BENCH_CODE": str(args.code)})
+    cmd = ["nice", "-n", "5", args.python, str(KIT / "run_eval.py"), "--project", str(project),
+           "--python", args.python, "--data", str(data), "--corpus", str(corpus),
+           "--db", str(db), "--keep-db", "--out", str(out)] + reuse
+    started = time.time()
+    proc = subprocess.run(cmd, env=run_env, capture_output=True, text=True)
+    line = (proc.stdout.strip().splitlines() or [""])[-1]
+    print(f"[{system} {name} {args.tag}] {time.time() - started:.0f} s: "
+          f"{line or proc.stderr.strip()[-2000:]}", flush=True)
+    if proc.returncode == 0:
+        if not reuse:
+            done.write_text(json.dumps({"index_seconds": json.loads(out.read_text())
+                                        .get("index_seconds"), "env": env}))
+        return out
+    return None
+
+
+def metrics(per_query):
+    n = max(1, len(per_query))
+    ranks = [q["rank"] for q in per_query]
+    return {"n": len(per_query),
+            "R@1": sum(1 for r in ranks if r and r <= 1) / n,
+            "R@5": sum(1 for r in ranks if r and r <= 5) / n,
+            "R@10": sum(1 for r in ranks if r and r <= 10) / n,
+            "MRR@10": sum(1 / r for r in ranks if r and r <= 10) / n,
+            "tokens@5": sum(sum(t["tokens"] for t in q["top"][:5]) for q in per_query) / n}
+
+
+def cells(report, kind=None):
+    if report is None:
+        return ["-"] * 5
+    pq = [q for q in report["per_query"] if kind is None or q.get("kind") == kind]
+    m = metrics(pq)
+    return [f"{m['R@1']:.3f}", f"{m['R@5']:.3f}", f"{m['R@10']:.3f}", f"{m['MRR@10']:.3f}",
+            f"{m['tokens@5']:.0f}"]
+
+
+def table(args, names, reports):
+    systems = [s for s in ("tool", "seed", "naive") if s in args.systems]
+    head = ["set", "n"] + [f"{s} {m}" for s in systems
+                           for m in ("R@1", "R@5", "R@10", "MRR@10", "tokens@5")]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for name in names:
+        got = {s: reports.get((s, name)) for s in systems}
+        any_report = next((r for r in got.values() if r), None)
+        if any_report is None:
+            continue
+        n = len(any_report["per_query"])
+        lines.append("| " + " | ".join([name, str(n)] + [c for s in systems
+                                                          for c in cells(got[s])]) + " |")
+        kinds = sorted({q.get("kind") for q in any_report["per_query"] if q.get("kind")})
+        for kind in kinds:
+            k_n = sum(1 for q in any_report["per_query"] if q.get("kind") == kind)
+            lines.append("| " + " | ".join([f"{name}: {kind}", str(k_n)]
+                                           + [c for s in systems
+                                              for c in cells(got[s], kind)]) + " |")
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--project", type=Path, help="the tool's checkout (default: a snapshot of "
+                   "this one)")
+    p.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
+    p.add_argument("--work", type=Path, default=Path("/work/evals-run"))
+    p.add_argument("--sets", nargs="+", default=["cs-sum", "cs-nl", "ts-sum", "ts-nl", "py-sum"])
+    p.add_argument("--systems", nargs="+", default=["tool", "seed"],
+                   choices=["tool", "seed", "naive"])
+    p.add_argument("--seed-sets", nargs="+", default=["ts-sum", "ts-nl", "py-sum"],
+                   help="the sets the seed and naive baselines run on")
+    p.add_argument("--env", nargs="*", default=[], metavar="KEY=VALUE")
+    p.add_argument("--tag", default="default", help="names the tool's reports for this --env")
+    p.add_argument("--fresh", action="store_true", help="rebuild every index")
+    p.add_argument("--table-only", action="store_true", help="print the table of the reports "
+                   "already in WORK")
+    p.add_argument("--osu-tree", default=str(REPOS / "osu"))
+    p.add_argument("--osu-corpus", default=str(REPOS / "CORPORA/ppy__osu"))
+    p.add_argument("--typeorm-stripped", default=str(REPOS / "CORPORA/typeorm-stripped"))
+    p.add_argument("--typeorm-nl", default=str(REPOS / "CORPORA/typeorm-nl"))
+    p.add_argument("--py-dir", default=str(REPOS / "CORPORA/networkx-py-dev"))
+    p.add_argument("--out", type=Path, help="also write the table here")
+    args = p.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    env = dict(kv.split("=", 1) for kv in args.env)
+    all_sets = sets(args)
+    names = [n for n in all_sets if n in args.sets]
+    tool = args.project.resolve() if args.project else None
+    reports = {}
+    if not args.table_only:
+        tool = tool or snapshot(args.work)
+        args.code = tool                 # the seed scripts import codebase_rag from there
+        for name in names:
+            data, corpus, ext = all_sets[name]
+            for system in args.systems:
+                if system != "tool" and name not in args.seed_sets:
+                    continue
+                project = tool if system == "tool" else seed_project(args.work, {
+                    "seed": "seed", "naive": "language"}[system])
+                run_one(args, system, project, name, data, corpus, ext,
+                        env if system == "tool" else {})
+    for name in names:
+        for system in ("tool", "seed", "naive"):
+            tag = args.tag if system == "tool" else "default"
+            path = args.work / f"{system}-{name}-{tag}.json"
+            if path.is_file():
+                reports[(system, name)] = json.loads(path.read_text())
+    text = table(args, names, reports)
+    if args.out:
+        args.out.write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
