@@ -25,20 +25,21 @@ def changed_files(store, root, ignore=None):
     """({path: os.stat_result, or None if gone} of the files that changed since the index
     read them, new ones included; {directory: mtime_ns} of directories that changed)."""
     manifest = store.manifest()
+    base = os.path.join(root, "")         # joined by hand: this loop runs on every query
     changed = {}
     for rel, (mtime, size, _) in manifest.items():
         try:
-            st = os.stat(os.path.join(root, rel))
+            st = os.stat(base + rel)
         except OSError:
             changed[rel] = None
             continue
-        if (st.st_mtime_ns, st.st_size) != (mtime, size):
+        if st.st_mtime_ns != mtime or st.st_size != size:
             changed[rel] = st
     known_dirs = store.dirs()
     moved = {}
     for rel_dir, mtime in known_dirs.items():
         try:
-            now = os.stat(os.path.join(root, rel_dir)).st_mtime_ns
+            now = os.stat(base + rel_dir).st_mtime_ns
         except OSError:
             continue                  # gone: its files are gone from the manifest's view too
         if now != mtime:

@@ -2,6 +2,7 @@
 rank, adjusted by two priors, without overlapping duplicates. It takes the question's
 vector and a source of nearest windows (nearest.py); it embeds nothing and opens nothing."""
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass
 
@@ -38,6 +39,7 @@ def fuse(rankings, rrf_k=RRF_K):
     return scores
 
 
+@functools.lru_cache(maxsize=65536)       # asked for every candidate of every question
 def is_test(path):
     """Test code, by the conventions of its language."""
     lang = language_for(path)
