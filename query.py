@@ -92,8 +92,11 @@ def main(argv=None):
     except Exception as e:               # one line each (CODEBASE_RAG_DEBUG=1: a traceback)
         code = report(e)
     if argv is None:       # a CLI run: skip the slow teardown (and a model still loading)
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):    # closed by the reader (an MCP client that left)
+                pass
         os._exit(code)
     return code
 

@@ -79,11 +79,9 @@ class CacheScan:
 
 def distances_for(store, qvec, chunk_ids):
     """Cosine distance of the question to each chunk's closest window, from the embedding
-    cache, for chunks that only the lexical ranking found (2.0: none of its windows has a
-    vector yet)."""
-    rows = store.window_vectors(chunk_ids)
-    best = best_per_chunk((cid, 1.0 - cos) for cid, cos in scan(rows, qvec))
-    return {**{cid: 2.0 for cid in chunk_ids}, **best}
+    cache, for chunks that only the lexical ranking found (one with no vector yet has none)."""
+    return best_per_chunk((cid, 1.0 - cos) for cid, cos in
+                          scan(store.window_vectors(chunk_ids), qvec))
 
 
 class MemoryNearest:

@@ -152,7 +152,7 @@ class Reader:
             hits = [h for h in hits if h.distance is not None and h.distance <= max_distance]
             if unknown:
                 notes.append(f"--max-distance dropped {unknown} keyword results whose distance "
-                             f"is not known yet (the model is still being prepared)")
+                             f"is not known yet (not embedded yet)")
         return Answer(question, hits, notes, round(done / total, 3) if done < total else 1.0)
 
     def status(self):

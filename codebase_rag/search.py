@@ -65,7 +65,8 @@ def rescore(scores, rows, question):
 def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None, language=None):
     """The k best chunks as Hits, best first, without overlapping duplicates, of files that
     match path_glob and of one language, if given. qvec None (no model yet): keywords only,
-    without distances. nearest: a source of nearest windows."""
+    without distances; a member with no vector yet has none either. nearest: a source of
+    nearest windows."""
     n = CANDIDATES * (4 if path_glob or language else 1)
     vector = nearest.nearest(qvec, n) if mode != "lexical" and qvec is not None else []
     lexical = lexical_ranking(store, question, n) if mode != "vector" else []
@@ -97,6 +98,6 @@ def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None, langu
         distance.update(distances_for(store, qvec, missing))
     hits = []
     for r in results:
-        dist = round(distance.get(r.id, 2.0), 4) if qvec is not None else None
+        dist = round(distance[r.id], 4) if r.id in distance else None  # None: no vector yet
         hits.append(Hit(r, dist, dist is not None and dist <= CONFIDENT))
     return hits

@@ -145,6 +145,16 @@ def test_results_carry_a_distance_and_a_confidence_flag(store, word_embedder):
     assert far.distance > 0.62 and not far.confident  # found by keyword, far in meaning
 
 
+def test_a_member_with_no_vector_yet_has_no_distance_rather_than_a_far_one(store,
+                                                                         word_embedder):
+    """Just written and not embedded yet, a member ranks by its keywords, and its distance
+    is not known: it must not read as "no confident match" (an agent would rephrase)."""
+    store.forget_vectors([k for (k,) in store.db.execute(
+        "SELECT w.key FROM windows w JOIN chunks c ON c.id = w.chunk WHERE c.member='Hash'")])
+    [hit] = ask(store, word_embedder, "pbkdf2 password hash", k=1)
+    assert hit.chunk.member == "Hash" and hit.distance is None and not hit.confident
+
+
 def test_the_embedding_cache_scan_gives_chromas_answers(store, word_embedder):
     """What a reader uses while a writer holds the lock, or when the index is read-only."""
     for question in ("refill the energy timers", "password hash", "add an item"):
