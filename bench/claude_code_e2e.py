@@ -196,7 +196,7 @@ class StandIn:
         self.main = []          # (time, body) of this session's main-loop requests
         self.sent = {}          # tool_use id -> time its turn was sent
         self.other = []         # (path, model) of other requests
-        self.log = open(log_path, "a")
+        self.log = open(log_path, "a")     # noqa: SIM115 (open while the server lives)
         stand = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -236,7 +236,13 @@ class StandIn:
                 ctype, data = stand.answer(body)
                 self.reply(ctype, data)
 
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Quiet(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request, client_address):
+                pass                         # the CLI drops keep-alive connections at exit
+
+        self.http = Quiet(("127.0.0.1", 0), Handler)
         self.port = self.http.server_address[1]
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
 
@@ -298,6 +304,12 @@ class StandIn:
         with self.lock:
             return self.main[0][1] if self.main else None
 
+    def mcp_by_turn(self):
+        """For each main-loop request: did it offer codebase-rag's tools?"""
+        with self.lock:
+            return [any(str(t.get("name", "")).startswith(f"mcp__{SERVER}__")
+                        for t in body.get("tools") or []) for _, body in self.main]
+
 
 def message(blocks, model, stream):
     tool = any(b["type"] == "tool_use" for b in blocks)
@@ -331,7 +343,7 @@ def message(blocks, model, stream):
 
 # -- the checks ------------------------------------------------------------------------
 
-HIT = re.compile(r"^#(\d+) \| (.+?):(\d+)-(\d+) \| (\S+) \| dist: (\S+)", re.M)
+HIT = re.compile(r"^#(\d+) \| (.+?):(\d+)-(\d+) \| (\S+) \| dist: (\S+)", re.MULTILINE)
 
 
 def hits_of(text):
@@ -410,7 +422,7 @@ def wait_quiet(timeout=120):
 
 
 def check_isolated():
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=False).stdout
     names = [ln.split(":")[1].strip() for ln in links.splitlines() if ":" in ln]
     if names != ["lo"]:
         sys.exit(f"the namespace has links other than lo: {names}")
@@ -454,7 +466,7 @@ def sanitized_env(home, port, cache):
 # -- one checkout ------------------------------------------------------------------------
 
 class Bench:
-    def __init__(self, tool, claude, work, log):
+    def __init__(self, tool, claude, work, log, always_load=False):
         self.tool = Path(tool).resolve()
         self.py = self.tool / ".venv" / "bin" / "python"
         self.claude = claude
@@ -465,10 +477,11 @@ class Bench:
         self.env = sanitized_env(self.work / "home", self.stand.port, log["cache"])
         (self.work / "home").mkdir(parents=True, exist_ok=True)
         self.log = log
+        self.always_load = always_load
 
     def run(self, cmd, cwd=None, timeout=600, check=True):
         r = subprocess.run(cmd, cwd=cwd or self.proj, env=self.env, capture_output=True,
-                           text=True, timeout=timeout)
+                           text=True, timeout=timeout, check=False)
         if check and r.returncode:
             sys.exit(f"failed ({r.returncode}): {shlex.join(map(str, cmd))}\n{r.stdout}\n{r.stderr}")
         return r
@@ -489,6 +502,13 @@ class Bench:
         r = self.run([self.claude, "mcp", "add", SERVER, "-s", "project", "--",
                       str(self.py), str(self.tool / "query.py"), "--mcp"], timeout=60)
         self.log["mcp_add"] = (r.stdout + r.stderr).strip()
+        if self.always_load:
+            # Server-level alwaysLoad in .mcp.json: headless Claude Code then waits for the
+            # server before the first turn, instead of connecting it in the background.
+            mcp = json.loads((self.proj / ".mcp.json").read_text())
+            mcp["mcpServers"][SERVER]["alwaysLoad"] = True
+            (self.proj / ".mcp.json").write_text(json.dumps(mcp, indent=2) + "\n")
+        self.log["mcp_json"] = json.loads((self.proj / ".mcp.json").read_text())
         # The approval an interactive user gives at the first start ("Use this and all future
         # MCP servers in this project?"); -p never asks.
         local = {"enabledMcpjsonServers": [SERVER]}
@@ -536,7 +556,7 @@ class Bench:
             r = subprocess.run([self.claude, "-p", f"e2e session {tag}", "--permission-mode",
                                 "bypassPermissions", "--output-format", "json"],
                                cwd=self.proj, env=self.env, capture_output=True, text=True,
-                               timeout=SESSION_TIMEOUT)
+                               timeout=SESSION_TIMEOUT, check=False)
             rc, out, err = r.returncode, r.stdout, r.stderr
         except subprocess.TimeoutExpired as e:
             rc, out, err = "timeout", e.stdout or "", e.stderr or ""
@@ -552,7 +572,8 @@ class Bench:
         first = self.stand.first_request()
         return {"tag": tag, "rc": rc, "seconds": seconds, "stderr": (err or "")[-2000:],
                 "cli_result": (out or "")[-600:], "steps": steps_out,
-                "context": context_of(first), "side_requests": len(self.stand.other)}
+                "context": context_of(first), "side_requests": len(self.stand.other),
+                "mcp_tools_by_turn": self.stand.mcp_by_turn()}
 
     def case(self, case, rep):
         self.reset()
@@ -566,8 +587,14 @@ class Bench:
         answer = queries[-1]["result"] if queries else None
         saw, right, hit = judge(answer or "", exp, want, before)
         left = wait_quiet()
+        notes = []
+        for ln in (answer or "").splitlines():
+            if ln.startswith("#"):
+                break
+            if ln.strip():
+                notes.append(ln)
         return {"case": case["id"], "via": case["via"], "what": case["what"], "repeat": rep,
-                "saw": saw, "right": right, "expected": {"file": exp["file"], "member": exp["member"],
+                "saw": saw, "right": right, "notes": notes, "expected": {"file": exp["file"], "member": exp["member"],
                                                          "lines": want, "before": before},
                 "hit": hit, "answer": answer, "query_seconds": queries[-1]["seconds"] if queries else None,
                 "edit_seconds": [s["seconds"] for sess in sessions for s in sess["steps"]
@@ -583,9 +610,8 @@ def context_of(body):
     texts = []
     for m in body.get("messages", []):
         c = m.get("content")
-        for t in ([c] if isinstance(c, str) else [b.get("text", "") for b in c or []
-                                                  if isinstance(b, dict)]):
-            texts.append(t)
+        texts.extend([c] if isinstance(c, str) else [b.get("text", "") for b in c or []
+                                                     if isinstance(b, dict)])
     system = body.get("system")
     sys_text = system if isinstance(system, str) else "\n".join(b.get("text", "") for b in system or [])
     # Claude Code puts a SessionStart hook's stdout at the head of a system message:
@@ -661,17 +687,18 @@ def inside(args):
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     links = check_isolated()
     claude = args.claude
-    version = subprocess.run([claude, "--version"], capture_output=True, text=True,
+    version = subprocess.run([claude, "--version"], capture_output=True, text=True, check=False,
                              env={**os.environ, "DISABLE_AUTOUPDATER": "1"}).stdout.strip()
     cases = select(args.cases)
     work = Path(tempfile.mkdtemp(prefix="cc-e2e-"))
     tool = Path(args.tool).resolve()
     commit = subprocess.run(["git", "-C", str(tool), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
+                            capture_output=True, text=True, check=False).stdout.strip()
     log = {"tool": str(tool), "commit": commit, "claude": version, "links": links,
            "cache": args.cache, "work": str(work), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC",
                                                                               time.gmtime())}
-    bench = Bench(tool, claude, work, log)
+    bench = Bench(tool, claude, work, log, args.mcp_always_load)
+    log["mcp_always_load"] = args.mcp_always_load
     print(f"claude {version}; tool {tool} @ {commit}; stand-in on 127.0.0.1:{bench.stand.port}; "
           f"namespace links: {links}; work {work}", flush=True)
     bench.setup()
@@ -720,6 +747,9 @@ def main():
     ap.add_argument("--cache", default=os.path.join(os.environ.get("XDG_CACHE_HOME") or
                                                     os.path.expanduser("~/.cache")),
                     help="XDG_CACHE_HOME for codebase-rag's model export (default: yours)")
+    ap.add_argument("--mcp-always-load", action="store_true",
+                    help='a diagnostic: add "alwaysLoad": true to the server in .mcp.json '
+                         "(claude mcp add does not write it)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--table", nargs="+", metavar="LABEL=JSON",
                     help="print a markdown table comparing runs written by --json, and exit")
@@ -742,10 +772,10 @@ def main():
         return inside(args)
     if os.geteuid() != 0:
         ap.error("needs root, for unshare -n (a network namespace with only loopback)")
-    argv = [a for a in sys.argv[1:]]
+    argv = list(sys.argv[1:])
     cmd = ["unshare", "-n", "--", sys.executable, str(Path(__file__).resolve()), "--inside",
            "--cache", args.cache] + argv
-    return subprocess.run(cmd).returncode
+    return subprocess.run(cmd, check=False).returncode
 
 
 if __name__ == "__main__":
