@@ -304,6 +304,10 @@ class StandIn:
         with self.lock:
             return self.main[0][1] if self.main else None
 
+    def first_turn_at(self):
+        with self.lock:
+            return self.main[0][0] if self.main else None
+
     def mcp_by_turn(self):
         """For each main-loop request: did it offer codebase-rag's tools?"""
         with self.lock:
@@ -570,8 +574,15 @@ class Bench:
                               "input": b["input"], "result": text, "is_error": is_error,
                               "seconds": gap})
         first = self.stand.first_request()
-        return {"tag": tag, "rc": rc, "seconds": seconds, "stderr": (err or "")[-2000:],
-                "cli_result": (out or "")[-600:], "steps": steps_out,
+        at = self.stand.first_turn_at()
+        try:
+            cli = json.loads(out)
+            cli = {k: cli.get(k) for k in ("subtype", "is_error", "num_turns", "duration_ms",
+                                           "time_to_request_ms", "result", "terminal_reason")}
+        except ValueError:
+            cli = (out or "")[-600:]
+        return {"first_turn_s": round(at - t, 2) if at else None,"tag": tag, "rc": rc, "seconds": seconds, "stderr": (err or "")[-2000:],
+                "cli_result": cli, "steps": steps_out,
                 "context": context_of(first), "side_requests": len(self.stand.other),
                 "mcp_tools_by_turn": self.stand.mcp_by_turn()}
 
@@ -675,7 +686,7 @@ def show_failures(runs):
               f"{'-'.join(map(str, r['expected']['lines'] or ['?']))}"
               + (f" (before: {r['expected']['before']})" if r['expected']['before'] else ""))
         print("   answer the model saw:")
-        for ln in (r["answer"] or "(no tool result)").splitlines()[:14]:
+        for ln in (r["answer"] or "(no tool result)").splitlines()[:8]:
             if ln.startswith("#") or not ln.startswith(" ") or "Error" in ln:
                 print("   | " + ln[:150])
         for s in r["sessions"]:
