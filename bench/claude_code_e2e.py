@@ -657,23 +657,25 @@ def print_table(runs):
 
 
 def print_compare(labelled):
+    """A markdown table: per case, saw change and right lines for each labelled run file."""
     data = []
     for item in labelled:
         label, _, path = item.partition("=")
-        data.append((label, summarize(json.loads(Path(path).read_text())["runs"])))
-    cases = list(dict.fromkeys(c for _, rows in data for c in rows))
-    head = " | ".join(f"{label} saw / right" for label, _ in data)
+        log = json.loads(Path(path).read_text())
+        data.append((label, log.get("commit", "?"), summarize(log["runs"])))
+    cases = list(dict.fromkeys(c for _, _, rows in data for c in rows))
+    head = " | ".join(f"{label} ({commit}) saw | right" for label, commit, _ in data)
     print(f"| case | what | {head} |")
-    print("|---|---|" + "---|" * len(data))
+    print("|---|---|" + "---:|---:|" * len(data))
     for c in cases:
-        what = next(rows[c][0] for _, rows in data if c in rows)
+        what = next(rows[c][0] for _, _, rows in data if c in rows)
         cells = []
-        for _, rows in data:
+        for _, _, rows in data:
             if c in rows:
                 _, saw, right, n = rows[c]
-                cells.append(f"{saw}/{n} / {right}/{n}")
+                cells += [f"{saw}/{n}", f"{right}/{n}"]
             else:
-                cells.append("-")
+                cells += ["-", "-"]
         print(f"| {c} | {what} | " + " | ".join(cells) + " |")
 
 
