@@ -656,6 +656,23 @@ def print_table(runs):
         print(f"{cid:<5} {what:<76} {f'{saw}/{n}':>10} {f'{right}/{n}':>11}")
 
 
+def print_timings(runs):
+    """Medians, from the stand-in's clock: our tool_use sent -> its result back (the hook
+    included for Edit/Write; the whole CLI process for a Bash query)."""
+    import statistics
+
+    def med(xs):
+        xs = [x for x in xs if x is not None]
+        return f"{statistics.median(xs):.2f} s (n={len(xs)})" if xs else "-"
+
+    for via in ("cli", "mcp"):
+        mine = [r for r in runs if r["via"] == via]
+        if mine:
+            answered = [r["query_seconds"] for r in mine if hits_of(r["answer"] or "")]
+            print(f"{via}: query step, when it answered, {med(answered)}; edit steps "
+                  f"{med(x for r in mine for x in r['edit_seconds'])}")
+
+
 def print_compare(labelled):
     """A markdown table: per case, saw change and right lines for each labelled run file."""
     data = []
@@ -737,6 +754,8 @@ def inside(args):
     print(f"codebase-rag tools offered to the model: {first.get('mcp_tools')}")
     print()
     print_table(runs)
+    print_timings(runs)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs")
     show_failures(runs)
     log["runs"] = runs
     if args.json:
