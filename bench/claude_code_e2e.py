@@ -458,7 +458,9 @@ def sanitized_env(home, port, cache):
         "DISABLE_TELEMETRY": "1",
         "DISABLE_ERROR_REPORTING": "1",
         "IS_SANDBOX": "1",                 # bypassPermissions as root: the namespace is the sandbox
-        "XDG_CACHE_HOME": str(cache),      # codebase-rag's model export, made once per machine
+        # codebase-rag's model export is made once per machine, in the user's cache folder:
+        # reuse it (Claude Code keeps its own cache, MCP logs included, in the temporary HOME)
+        "CODEBASE_RAG_CACHE": str(Path(cache) / "codebase-rag"),
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "GIT_AUTHOR_NAME": "e2e", "GIT_AUTHOR_EMAIL": "e2e@localhost",
@@ -575,6 +577,7 @@ class Bench:
                               "seconds": gap})
         first = self.stand.first_request()
         at = self.stand.first_turn_at()
+        mcp_log = self.mcp_log(t)
         try:
             cli = json.loads(out)
             cli = {k: cli.get(k) for k in ("subtype", "is_error", "num_turns", "duration_ms",
@@ -584,7 +587,21 @@ class Bench:
         return {"first_turn_s": round(at - t, 2) if at else None,"tag": tag, "rc": rc, "seconds": seconds, "stderr": (err or "")[-2000:],
                 "cli_result": cli, "steps": steps_out,
                 "context": context_of(first), "side_requests": len(self.stand.other),
-                "mcp_tools_by_turn": self.stand.mcp_by_turn()}
+                "mcp_tools_by_turn": self.stand.mcp_by_turn(), "mcp_log": mcp_log}
+
+    def mcp_log(self, since):
+        """Claude Code's own log of the codebase-rag connection in the session that started
+        at `since`: how long the connect took, or that it never finished."""
+        logs = sorted((self.work / "home" / ".cache" / "claude-cli-nodejs").glob(
+            f"*/mcp-logs-{SERVER}/*.jsonl"))
+        logs = [p for p in logs if p.stat().st_mtime >= since - 1]
+        if not logs:
+            return None
+        text = logs[-1].read_text(errors="replace")
+        m = re.search(r"connected \(transport: stdio\) in (\d+)ms", text)
+        errors = re.findall(r'"error":"([^"]{0,200})', text)
+        return {"connect_ms": int(m[1]) if m else None, "errors": errors[:3],
+                "sigint_ignored": "SIGINT failed" in text}
 
     def case(self, case, rep):
         self.reset()
@@ -778,7 +795,8 @@ def main():
                     help=f"the claude binary (default {DEFAULT_CLAUDE})")
     ap.add_argument("--cache", default=os.path.join(os.environ.get("XDG_CACHE_HOME") or
                                                     os.path.expanduser("~/.cache")),
-                    help="XDG_CACHE_HOME for codebase-rag's model export (default: yours)")
+                    help="the cache folder whose codebase-rag/ holds the model export "
+                         "(default: yours)")
     ap.add_argument("--mcp-always-load", action="store_true",
                     help='a diagnostic: add "alwaysLoad": true to the server in .mcp.json '
                          "(claude mcp add does not write it)")
