@@ -688,6 +688,13 @@ def print_timings(runs):
             answered = [r["query_seconds"] for r in mine if hits_of(r["answer"] or "")]
             print(f"{via}: query step, when it answered, {med(answered)}; edit steps "
                   f"{med(x for r in mine for x in r['edit_seconds'])}")
+    sessions = [s for r in runs for s in r["sessions"]]
+    logs = [s["mcp_log"] for s in sessions if s.get("mcp_log")]
+    connected = [g["connect_ms"] / 1000 for g in logs if g["connect_ms"] is not None]
+    missing = sum(1 for s in sessions if s["mcp_tools_by_turn"] and not s["mcp_tools_by_turn"][0])
+    print(f"MCP connect (Claude Code's log): {med(connected)}; never connected in "
+          f"{len(logs) - len(connected)} of {len(logs)} sessions; codebase-rag tools missing "
+          f"from the first turn in {missing} of {len(sessions)} sessions")
 
 
 def print_compare(labelled):
