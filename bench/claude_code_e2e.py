@@ -686,8 +686,11 @@ def print_timings(runs):
         mine = [r for r in runs if r["via"] == via]
         if mine:
             answered = [r["query_seconds"] for r in mine if hits_of(r["answer"] or "")]
-            print(f"{via}: query step, when it answered, {med(answered)}; edit steps "
-                  f"{med(x for r in mine for x in r['edit_seconds'])}")
+            steps = [st for r in mine for sess in r["sessions"] for st in sess["steps"]]
+            by = {tool: med(st["seconds"] for st in steps if st["tool"] == tool and not st["query"])
+                  for tool in ("Read", "Edit", "Write", "Bash")}
+            print(f"{via}: query step, when it answered, {med(answered)}; other steps: "
+                  + "; ".join(f"{k} {v}" for k, v in by.items()))
     sessions = [s for r in runs for s in r["sessions"]]
     logs = [s["mcp_log"] for s in sessions if s.get("mcp_log")]
     connected = [g["connect_ms"] / 1000 for g in logs if g["connect_ms"] is not None]
