@@ -189,8 +189,10 @@ class StandIn:
     messages it already carries. Any other request (a title, a topic check) gets a short
     text; token counting gets a count; anything else an empty JSON object."""
 
-    def __init__(self, log_path):
+    def __init__(self, log_path, wait_for_mcp=False):
         self.lock = threading.Lock()
+        self.wait_for_mcp = wait_for_mcp
+        self.waits = 0          # WaitForMcpServers turns put in before a scripted turn
         self.script = []
         self.tag = "idle"
         self.main = []          # (time, body) of this session's main-loop requests
@@ -267,6 +269,7 @@ class StandIn:
             self.main = []
             self.sent = {}
             self.other = []
+            self.waits = 0
 
     def answer(self, body):
         tools = [t.get("name") for t in body.get("tools") or []]
@@ -275,8 +278,19 @@ class StandIn:
             if "Bash" in tools:
                 self.main.append((time.time(), body))
                 step = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+                step -= self.waits
                 blocks = self.script[min(step, len(self.script) - 1)] if self.script else \
                     [{"type": "text", "text": "Done."}]
+                wants = [b["name"] for b in blocks if b["type"] == "tool_use"
+                         and b["name"].startswith(f"mcp__{SERVER}__")]
+                if self.wait_for_mcp and wants and not set(wants) <= set(tools) \
+                        and "WaitForMcpServers" in tools and self.waits < 3:
+                    # What a model does that reads its tool list: the server it needs is
+                    # still connecting, so it waits for it, then makes the scripted call.
+                    self.waits += 1
+                    blocks = [{"type": "tool_use", "name": "WaitForMcpServers",
+                               "id": f"toolu_e2e_wait_{self.tag}_{self.waits}".replace(".", "_"),
+                               "input": {"servers": [SERVER]}}]
                 for b in blocks:
                     if b["type"] == "tool_use":
                         self.sent[b["id"]] = time.time()
@@ -472,14 +486,14 @@ def sanitized_env(home, port, cache):
 # -- one checkout ------------------------------------------------------------------------
 
 class Bench:
-    def __init__(self, tool, claude, work, log, always_load=False):
+    def __init__(self, tool, claude, work, log, always_load=False, wait_for_mcp=False):
         self.tool = Path(tool).resolve()
         self.py = self.tool / ".venv" / "bin" / "python"
         self.claude = claude
         self.work = Path(work)
         self.proj = self.work / "proj"
         self.template = self.work / "proj.template"
-        self.stand = StandIn(self.work / "requests.jsonl")
+        self.stand = StandIn(self.work / "requests.jsonl", wait_for_mcp)
         self.env = sanitized_env(self.work / "home", self.stand.port, log["cache"])
         (self.work / "home").mkdir(parents=True, exist_ok=True)
         self.log = log
@@ -587,7 +601,9 @@ class Bench:
         return {"first_turn_s": round(at - t, 2) if at else None,"tag": tag, "rc": rc, "seconds": seconds, "stderr": (err or "")[-2000:],
                 "cli_result": cli, "steps": steps_out,
                 "context": context_of(first), "side_requests": len(self.stand.other),
-                "mcp_tools_by_turn": self.stand.mcp_by_turn(), "mcp_log": mcp_log}
+                "mcp_tools_by_turn": self.stand.mcp_by_turn(), "mcp_log": mcp_log,
+                "waits_for_mcp": self.stand.waits,
+                "wait_seconds": [v[2] for k, v in results.items() if k.startswith("toolu_e2e_wait_")]}
 
     def mcp_log(self, since):
         """Claude Code's own log of the codebase-rag connection in the session that started
@@ -754,8 +770,9 @@ def inside(args):
     log = {"tool": str(tool), "commit": commit, "claude": version, "links": links,
            "cache": args.cache, "work": str(work), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC",
                                                                               time.gmtime())}
-    bench = Bench(tool, claude, work, log, args.mcp_always_load)
+    bench = Bench(tool, claude, work, log, args.mcp_always_load, args.wait_for_mcp)
     log["mcp_always_load"] = args.mcp_always_load
+    log["wait_for_mcp"] = args.wait_for_mcp
     print(f"claude {version}; tool {tool} @ {commit}; stand-in on 127.0.0.1:{bench.stand.port}; "
           f"namespace links: {links}; work {work}", flush=True)
     bench.setup()
@@ -810,6 +827,9 @@ def main():
     ap.add_argument("--mcp-always-load", action="store_true",
                     help='a diagnostic: add "alwaysLoad": true to the server in .mcp.json '
                          "(claude mcp add does not write it)")
+    ap.add_argument("--wait-for-mcp", action="store_true",
+                    help="the stand-in calls WaitForMcpServers before an MCP query whose tool "
+                         "is not offered yet (by default it calls the tool regardless)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--table", nargs="+", metavar="LABEL=JSON",
                     help="print a markdown table comparing runs written by --json, and exit")
