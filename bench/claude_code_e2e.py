@@ -750,7 +750,7 @@ def show_failures(runs):
         print("   answer the model saw:")
         for ln in (r["answer"] or "(no tool result)").splitlines()[:8]:
             if ln.startswith("#") or not ln.startswith(" ") or "Error" in ln:
-                print("   | " + ln[:150])
+                print("   | " + ln[:260])
         for s in r["sessions"]:
             if s["rc"] not in (0,):
                 print(f"   session {s['tag']}: rc={s['rc']} {s['stderr'][-300:]}")
