@@ -316,7 +316,7 @@ async def mcp_calls(code, tree, questions, rounds, edit=None, warm_timeout=120):
                 out.update(edited_walls=[ms(w) for w in edited],
                            edited_p50_ms=ms(statistics.median(edited)),
                            edited_p95_ms=ms(pct(edited, 95)))
-                out["peak_rss_mb"], out["rss_mb"] = proc_mem(pid)
+                out["edited_peak_rss_mb"], out["edited_rss_mb"] = proc_mem(pid)
     return out
 
 
@@ -792,6 +792,52 @@ def step_oracle(res, args):
                 files=d["info"]["files"], error_files=d["info"]["error_files"])
 
 
+# ----------------------------------------------------------------------------- profile
+PROFILE_SCRIPT = r"""
+import cProfile, io, json, pstats, statistics, sys, time
+sys.path.insert(0, sys.argv[1])
+from codebase_rag.reader import Reader
+tree, questions, out = sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
+reader = Reader(None, cwd=tree, memory=True)
+reader.ask([questions[0]]); reader.ask([questions[1]])
+walls, cpus = [], []
+for q in questions:
+    t, c = time.perf_counter(), time.process_time()
+    reader.ask([q])
+    walls.append(time.perf_counter() - t); cpus.append(time.process_time() - c)
+prof = cProfile.Profile(time.process_time)      # CPU time: what a quiet machine's wall is
+prof.enable()
+for q in questions:
+    reader.ask([q])
+prof.disable()
+text = io.StringIO()
+st = pstats.Stats(prof, stream=text)
+st.sort_stats("cumulative").print_stats(45)
+open(out, "w").write(text.getvalue())
+per = {}
+for (file, line, fn), (cc, nc, tt, ct, callers) in st.stats.items():
+    per[f"{file.split('/codebase_rag/')[-1]}:{line}({fn})"] = round(ct * 1000 / len(questions), 2)
+top = dict(sorted(per.items(), key=lambda kv: -kv[1])[:40])
+print(json.dumps(dict(wall_p50_ms=round(statistics.median(walls) * 1000, 1),
+                      cpu_p50_ms=round(statistics.median(cpus) * 1000, 1), per_call_cpu_ms=top)))
+"""
+
+
+def step_profile(res, args, trees):
+    """Where a warm search's time goes: Reader(memory=True).ask, as the MCP server calls it,
+    in process, profiled on CPU time."""
+    extra = {"scale": args.work / "scale"} if (args.work / "scale.built").is_file() else {}
+    for name, tree in {**trees, **extra}.items():
+        qs = QUESTIONS.get(name, QUESTIONS["jellyfin"])
+        out = args.work / f"profile-{name}.txt"
+        p = subprocess.run([PY, "-c", PROFILE_SCRIPT, str(args.code), str(tree), json.dumps(qs),
+                            str(out)], capture_output=True, text=True, env=child_env(args.code),
+                           check=False)
+        if p.returncode:
+            raise speed.Failed(p.stderr[-1500:])
+        res.put(f"profile-{name}", profile=str(out), **json.loads(p.stdout.strip().splitlines()[-1]))
+
+
 # ----------------------------------------------------------------------------- setup
 def step_setup(res, args, trees):
     for name, tree in trees.items():
@@ -837,7 +883,7 @@ def render(data, args):
             row(f"1{'ab'[i]}", f"MCP warm `search_code` on {name}, the freshness check included "
                 f"({m['calls']} calls: 30 questions x {m['calls'] // 30}; mcp SDK stdio client)",
                 f"p50 {m['p50_ms']:.0f} ms, p95 {m['p95_ms']:.0f} ms; server CPU "
-                f"{m['server_cpu_ms']:.0f} ms/call",
+                f"{m.get('server_cpu_ms', float('nan')):.0f} ms/call",
                 f"cold CLI {c['base_s']:.2f} s" if c else "-",
                 f"{c['base_s'] * 1000 / m['p50_ms']:.0f}x" if c else "-",
                 "p50 ≤ 30 ms, p95 ≤ 60 ms", ok)
@@ -1018,7 +1064,8 @@ def main():
              "ts": lambda: step_ts(res, args),
              "scale-build": lambda: step_scale_build(res, args),
              "scale": lambda: step_scale(res, args, trees),
-             "oracle": lambda: step_oracle(res, args)}
+             "oracle": lambda: step_oracle(res, args),
+             "profile": lambda: step_profile(res, args, trees)}
     for name in args.only.split(","):
         speed.log(name)
         try:
