@@ -738,8 +738,10 @@ def step_scale(res, args, trees):
         res.put("scale-query-locked", s=round(s.wall, 3), rss=round(s.peak), runs=args.runs,
                 walls=[round(x, 3) for x in s.walls], said=out.strip()[:300])
         # the hook while the lock is held (queued for the writer)
-        rel, _, member = speed.typical_file(tree / "team1" / "jellyfin")
-        ed = speed.Editor(tree / "team1" / "jellyfin" / rel, member)
+        jdir = tree / "team1" / "jellyfin"
+        jdir = jdir if jdir.is_dir() else tree
+        rel, _, member = speed.typical_file(jdir)
+        ed = speed.Editor(jdir / rel, member)
         cpu = []
         try:
             walls, _ = hook_series(args.code, tree, ed, args.hook_runs, settle=False, cpu=cpu)
@@ -751,6 +753,9 @@ def step_scale(res, args, trees):
     finally:
         (db / "writer.json").unlink(missing_ok=True)
         lock.release()
+    # what the hooks queued meanwhile, a real writer would take before letting go: here the
+    # queue's own writer does (untimed)
+    speed.run([PY, args.code / "index.py", "--db", db, "--apply-queue"], cwd=tree, check=False)
     wait_idle(db, 600)
     s = speed.Series()
     for i in range(args.runs):
@@ -769,7 +774,7 @@ def step_scale(res, args, trees):
             cpu_s=round(statistics.median(cpu), 3),
             p95_s=round(pct(walls, 95), 3), runs=len(walls))
     res.put("scale-fresh", **fresh_measure(args.code, tree, args.fresh_rounds,
-                                           f"team1/jellyfin/{rel}"))
+                                           (jdir / rel).relative_to(tree).as_posix()))
     out = asyncio.run(mcp_calls(args.code, tree, QUESTIONS["jellyfin"], args.rounds,
                                 warm_timeout=600))
     res.put("scale-mcp", **out)
