@@ -1010,6 +1010,7 @@ def render(data, args):
             "",
             "| # | measurement | now | baseline 537e509 | ratio | target | result |",
             "|---|---|---|---|---|---|---|"]
+    rows.sort(key=lambda r: r.split("|")[1].strip())
     return "\n".join(head + rows) + "\n"
 
 
