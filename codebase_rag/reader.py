@@ -92,8 +92,9 @@ class Reader:
         store = self.open()
         locked = is_locked(store.folder)
         model = self.embedder(locked)
-        self.tree_gone = not store.root().is_dir()      # moved or deleted: answer as it was
-        changed, moved = ({}, {}) if self.tree_gone else changed_files(store, store.root())
+        root = store.root()
+        self.tree_gone = not root.is_dir()              # moved or deleted: answer as it was
+        changed, moved = ({}, {}) if self.tree_gone else changed_files(store, root)
         stale = absorb(store, changed, moved, model.embedder() if model else None) \
             if changed or moved else set()
         if self.in_memory is not None:
