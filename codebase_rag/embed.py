@@ -70,6 +70,9 @@ class OnnxEmbedder:
         opts = self.ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.log_severity_level = 3
+        # idle threads sleep instead of spinning: a question's embedding is a few ms, and a
+        # spinning thread took a core from the search after it (p50 -25%, bench/RESULTS-speed)
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return self.ort.InferenceSession(self.path, opts, providers=["CPUExecutionProvider"])
 
     def __call__(self, texts):
@@ -147,7 +150,7 @@ class ExportedModel:
         self.folder, self.precision = Path(folder), precision
         self.file = onnx_file(precision)
         self.source = source          # the model it is exported from (a folder, or a hub name)
-        self._get = self._counter = None
+        self._get = self._counter = self.loaded = None
 
     def problem(self, full=False):
         problem = model_problem(self.folder, full)
@@ -172,7 +175,7 @@ class ExportedModel:
             warn(f"the exported model in {self.folder} is damaged ({problem}); exporting it again")
         elif progress:
             warn("exporting the model to ONNX for fast queries (once per machine)...")
-        self._get = self._counter = None
+        self._get = self._counter = self.loaded = None
         pool = concurrent.futures.ProcessPoolExecutor(
             1, mp_context=multiprocessing.get_context("spawn"))
         export = pool.submit(export_onnx, self.source, str(self.folder), self.precision)
@@ -185,13 +188,16 @@ class ExportedModel:
 
     def embedder(self):
         """The OnnxEmbedder, or a UsageError that says how to repair the export."""
+        if self.loaded:
+            return self.loaded        # in memory: what happens to its files no longer matters
         problem = self.problem()
         if problem:
             raise UsageError(f"the index's exported model in {self.folder} is unusable "
                              f"({problem}); run: python index.py (it exports it again)")
         self.preload()
         try:
-            return self._get()
+            self.loaded = self._get()
+            return self.loaded
         except Exception as e:
             raise UsageError(f"the index's exported model in {self.folder} does not load "
                              f"({str(e).splitlines()[0][:160]}); run: python index.py "

@@ -3,15 +3,19 @@ whatever changed it (an Edit the hook saw, a shell command, a generator, git), a
 so that no answer carries an old member or old lines.
 
 Finding costs one stat per indexed file and per directory: a file whose size or time moved
-has changed, and a directory whose time moved has gained or lost a file. Absorbing a few
+has changed, and a directory whose time moved has gained or lost a file. A reader that lives
+long (the MCP server) stats only what inotify named since its last question. Absorbing a few
 changed files is step 1 of a build (chunks, keywords, pending windows: SQLite only, which
 needs no writer lock), then their first windows embedded on the spot, and the files queued
 for a detached writer, which gives Chroma their vectors. A change the query cannot absorb
 (a read-only index, too many files at once, SQLite busy) marks the results it touches.
 """
+import ctypes
+import errno
 import os
 import sqlite3
 import stat
+import struct
 
 from .indexer import Indexer
 from .lock import detach, is_locked, queue_pending, request_refresh
@@ -19,15 +23,23 @@ from .walk import Ignore, inside, walk
 
 MAX_ABSORB = 50               # changed files a query chunks itself; more: a background refresh
 ON_THE_SPOT = 16              # windows of changed files a query embeds before it answers
+IN_MODIFY, IN_ATTRIB, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x2, 0x4, 0x40, 0x80, \
+    0x100, 0x200                                        # inotify's event bits (inotify.h)
+IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_IGNORED, IN_ISDIR = 0x400, 0x800, 0x4000, \
+    0x8000, 0x40000000
 
 
-def changed_files(store, root, ignore=None):
+def changed_files(store, root, ignore=None, among=None):
     """({path: os.stat_result, or None if gone} of the files that changed since the index
-    read them, new ones included; {directory: mtime_ns} of directories that changed)."""
-    manifest = store.manifest()
+    read them, new ones included; {directory: mtime_ns} of directories that changed).
+    among: (files, directories) a Watcher saw touched: only those are looked at."""
+    files, dirs = among or (None, None)
+    manifest = store.manifest(None if files is None or dirs else files)
     base = os.path.join(root, "")         # joined by hand: this loop runs on every query
     changed = {}
     for rel, (mtime, size, _) in manifest.items():
+        if files is not None and rel not in files:
+            continue
         try:
             st = os.stat(base + rel)
         except OSError:
@@ -37,7 +49,8 @@ def changed_files(store, root, ignore=None):
             changed[rel] = st
     known_dirs = store.dirs()
     moved = {}
-    for rel_dir, mtime in known_dirs.items():
+    for rel_dir, mtime in known_dirs.items() if dirs is None else \
+            ((d, known_dirs[d]) for d in dirs if d in known_dirs):
         try:
             now = os.stat(base + rel_dir).st_mtime_ns
         except OSError:
@@ -49,6 +62,86 @@ def changed_files(store, root, ignore=None):
         for rel, st in new_files(root, ignore, moved, known_dirs, manifest):
             changed[rel] = st
     return changed, moved
+
+
+class Watcher:
+    """Linux inotify on every directory of the tree, for a reader that lives long (the MCP
+    server). The kernel queues an event as each write, rename or deletion completes, so a
+    question looks only at what changed since the last one, instead of at every file, and
+    still misses nothing done before it was asked. What inotify does not follow well (a
+    directory made, renamed or deleted, a new watch, a full event queue, changes a question
+    could not absorb) costs one whole sweep; no inotify (another OS, no watches left): the
+    sweep every time."""
+
+    ENTRY = IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE      # a file came or went
+    WHOLE = IN_DELETE_SELF | IN_MOVE_SELF | IN_Q_OVERFLOW
+    MASK = IN_MODIFY | IN_ATTRIB | ENTRY | IN_DELETE_SELF | IN_MOVE_SELF
+    EVENT = struct.Struct("iIII")              # wd, mask, cookie, length of the name
+
+    def __init__(self, root):
+        self.root, self.watched, self.whole = root, {}, True
+        try:
+            self.libc = ctypes.CDLL(None, use_errno=True)
+            self.fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        except Exception:                     # no inotify here
+            self.fd = -1
+
+    def changes(self, store):
+        """As changed_files, for what changed since the last call that settled."""
+        if self.fd < 0:
+            return changed_files(store, self.root)
+        files, dirs = self.drain()
+        self.watch(store.dirs())              # before the sweep: nothing falls in between
+        if self.whole or self.fd < 0:
+            return changed_files(store, self.root)
+        return changed_files(store, self.root, among=(files, dirs)) if files or dirs \
+            else ({}, {})
+
+    def settled(self):
+        """The last changes were absorbed: from now on, only what the events name."""
+        self.whole = False
+
+    def watch(self, known_dirs):
+        """A watch on each directory the index knows that has none yet."""
+        for rel_dir in known_dirs.keys() - self.watched.values():
+            wd = self.libc.inotify_add_watch(self.fd, os.fsencode(self.root / rel_dir),
+                                             self.MASK)
+            if wd >= 0:
+                self.watched[wd] = rel_dir
+                self.whole = True             # what it held before its watch: one sweep
+            elif ctypes.get_errno() != errno.ENOENT:
+                self.close()                  # out of watches: the sweep from now on
+                return
+
+    def drain(self):
+        """(files, directories) named by the events queued since the last call."""
+        files, dirs = set(), set()
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                return files, dirs
+            at = 0
+            while at < len(data):
+                wd, mask, _, size = self.EVENT.unpack_from(data, at)
+                name = os.fsdecode(data[at + 16:at + 16 + size].rstrip(b"\0"))
+                at += 16 + size
+                rel_dir = self.watched.get(wd)
+                if mask & IN_IGNORED:         # the watch is gone
+                    self.watched.pop(wd, None)
+                elif mask & self.WHOLE or mask & IN_ISDIR and mask & self.ENTRY:
+                    self.whole = True
+                    if mask & IN_MOVE_SELF and rel_dir is not None:   # its name is wrong now
+                        self.libc.inotify_rm_watch(self.fd, wd)
+                elif rel_dir is not None and not mask & IN_ISDIR:
+                    files.add(f"{rel_dir}/{name}" if rel_dir else name)
+                    if mask & self.ENTRY:
+                        dirs.add(rel_dir)     # a file came or went: read the directory
+
+    def close(self):
+        if self.fd >= 0:
+            os.close(self.fd)
+        self.fd = -1
 
 
 def new_files(root, ignore, moved, known_dirs, manifest):

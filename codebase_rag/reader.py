@@ -20,7 +20,7 @@ from .config import CONFIDENT, INDEX_COMMAND, K, MODE
 from .embed import index_model
 from .export import resolve_model
 from .errors import UsageError, printable
-from .fresh import absorb, changed_files, stale_note
+from .fresh import Watcher, absorb, changed_files, stale_note
 from .languages import by_language
 from .lock import holder, is_locked
 from .nearest import CacheScan, ChromaNearest, MemoryNearest
@@ -46,6 +46,7 @@ class Reader:
         self.db, self.model_asked, self.cwd, self.memory = db, model, cwd, memory
         self.store = self.exported = self.in_memory = None
         self.opened = None            # (folder, inode of index.sqlite) of the open store
+        self.watcher = None           # a long-lived reader's: what changed on disk since
         self.tree_gone = False        # the indexed tree was not there at the last question
 
     def folder(self):
@@ -73,10 +74,18 @@ class Reader:
             self.store, self.opened = store, opened
             self.exported = index_model(folder, built_with, store.meta("precision"))
             self.in_memory = MemoryNearest(store) if self.memory else None
+            self.forget_watcher()
         return self.store
+
+    def forget_watcher(self):
+        if self.watcher:
+            self.watcher.close()
+        self.watcher = None
 
     def embedder(self, locked):
         """The model, already loading; None while a first build is still exporting it."""
+        if self.exported.loaded:
+            return self.exported
         problem = self.exported.problem()
         if problem and locked:
             return None               # the build (re)makes it in a moment: keywords until then
@@ -94,9 +103,20 @@ class Reader:
         model = self.embedder(locked)
         root = store.root()
         self.tree_gone = not root.is_dir()              # moved or deleted: answer as it was
-        changed, moved = ({}, {}) if self.tree_gone else changed_files(store, root)
+        if self.tree_gone:
+            self.forget_watcher()     # if it comes back, a new one sweeps it first
+            changed, moved = {}, {}
+        elif self.memory:
+            if self.watcher is None or self.watcher.root != root:
+                self.forget_watcher()
+                self.watcher = Watcher(root)
+            changed, moved = self.watcher.changes(store)
+        else:
+            changed, moved = changed_files(store, root)
         stale = absorb(store, changed, moved, model.embedder() if model else None) \
             if changed or moved else set()
+        if self.watcher and not stale:
+            self.watcher.settled()    # else the next question sweeps again
         if self.in_memory is not None:
             return store, model, stale, self.in_memory
         if locked or not os.access(store.folder, os.W_OK):

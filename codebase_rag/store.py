@@ -109,6 +109,7 @@ class Store:
         if version != SCHEMA_VERSION:
             raise OldFormat(self.folder, self.meta("source"))
         self._collection = None
+        self._counts = (None, {})
 
     def meta(self, key, default=None):
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -127,12 +128,21 @@ class Store:
 
     writer = False                # set by the process that holds the writer lock
 
-    def count(self, table):
+    def count(self, table, where=""):
+        """Rows of table, counted again only once the database changed (by any connection):
+        a question asks for them several times."""
         assert table in ("files", "chunks", "windows", "doomed")
-        return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+        version = self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes
+        if self._counts[0] != version:
+            self._counts = (version, {})
+        counts = self._counts[1]
+        if (table, where) not in counts:
+            counts[table, where] = self.db.execute(
+                f"SELECT COUNT(*) FROM {table} {where}").fetchone()[0]
+        return counts[table, where]
 
     def embedded_count(self):
-        return self.db.execute("SELECT COUNT(*) FROM windows WHERE embedded=1").fetchone()[0]
+        return self.count("windows", "WHERE embedded=1")
 
     def integrity_problems(self):
         return [r for (r,) in self.db.execute("PRAGMA integrity_check") if r != "ok"]
@@ -140,10 +150,10 @@ class Store:
     # -- lookups for the search
     def lexical_search(self, match, name_weight, n):
         """[chunk id] best first, by BM25 over the FTS5 query match."""
-        return [cid for (cid,) in self.db.execute(
-            "SELECT c.id FROM lexical JOIN chunks c ON c.rowid = lexical.rowid "
-            "WHERE lexical MATCH ? ORDER BY bm25(lexical, ?, 1.0) LIMIT ?",
-            (match, name_weight, n))]
+        return [cid for (cid,) in self.db.execute(      # ranked before the join: 2x faster
+            "SELECT c.id FROM (SELECT rowid AS hit, bm25(lexical, ?, 1.0) AS score FROM "
+            "lexical WHERE lexical MATCH ? ORDER BY score LIMIT ?) JOIN chunks c ON "
+            "c.rowid = hit ORDER BY score", (name_weight, match, n))]
 
     def window_vectors(self, chunk_ids):
         """[(chunk id, vector blob)] for every window of the given chunks whose vector is in
@@ -220,9 +230,13 @@ class Store:
                 self.db.execute("DELETE FROM dirs")
             self.db.executemany("INSERT OR REPLACE INTO dirs VALUES (?, ?)", dirs.items())
 
-    def manifest(self):
-        return {p: (m, s, sha) for p, m, s, sha in
-                self.db.execute("SELECT path, mtime_ns, size, sha FROM files")}
+    def manifest(self, paths=None):
+        """{path: (mtime_ns, size, sha)} of every indexed file, or of those among paths."""
+        query = "SELECT path, mtime_ns, size, sha FROM files"
+        if paths is None:
+            return {p: (m, s, sha) for p, m, s, sha in self.db.execute(query)}
+        return {p: (m, s, sha) for part in parts(paths) for p, m, s, sha in
+                self.db.execute(f"{query} WHERE path IN ({marks(part)})", part)}
 
     def dirty_files(self):
         """Files to read again at the next run (their windows' texts were lost)."""

@@ -92,6 +92,22 @@ class Cli:
         return proc
 
 
+def lines_of(tree, rel, member):
+    """(start, end) of a member's lines as they are in the file now: from its doc comment
+    to the line where its body closes (the sample's members are simple enough)."""
+    lines = (tree / rel).read_text().split("\n")
+    sig = next(i for i, line in enumerate(lines) if f" {member}(" in line and "///" not in line)
+    start = sig
+    while start > 0 and lines[start - 1].strip().startswith(("///", "[")):
+        start -= 1
+    depth, end = 0, sig
+    for end in range(sig, len(lines)):
+        depth += lines[end].count("{") - lines[end].count("}")
+        if depth == 0 and "{" in "".join(lines[sig:end + 1]):
+            break
+    return start + 1, end + 1
+
+
 def settled(db, timeout=120):
     """Wait until no writer holds the index and nothing is queued for one."""
     import time

@@ -3,30 +3,15 @@ deletion, a rename, a line inserted at the top), the very next query answers fro
 as it is now, with the right lines. The real MiniLM and a real ChromaDB; each change is made
 and the query asked at once, with no index.py run in between."""
 import json
+import os
 import subprocess
 import sys
 import time
 
-from conftest import ROOT, settled
+from conftest import ROOT, lines_of, settled
 
 QUESTION = "how does the energy system refill timers?"
 ENERGY = "Energy/EnergySystem.cs"
-
-
-def lines_of(tree, rel, member):
-    """(start, end) of a member's lines as they are in the file now: from its doc comment
-    to the line where its body closes (the sample's members are simple enough)."""
-    lines = (tree / rel).read_text().split("\n")
-    sig = next(i for i, line in enumerate(lines) if f" {member}(" in line and "///" not in line)
-    start = sig
-    while start > 0 and lines[start - 1].strip().startswith(("///", "[")):
-        start -= 1
-    depth, end = 0, sig
-    for end in range(sig, len(lines)):
-        depth += lines[end].count("{") - lines[end].count("}")
-        if depth == 0 and "{" in "".join(lines[sig:end + 1]):
-            break
-    return start + 1, end + 1
 
 
 def found(results, member):
@@ -129,3 +114,32 @@ def test_the_hook_returns_at_once_while_a_first_build_holds_the_lock(cli, sample
     assert found(cli.query(db, QUESTION, "-k", "3"), "RegainTimers")
     con_members = cli.run("index.py", "--db", db, "--status").stdout
     assert "built" in con_members
+
+
+def test_a_watcher_names_what_changed_since_the_last_question(cli, sample_tree, tmp_path):
+    """The MCP server's freshness: inotify events instead of a stat of every file. A file
+    written, saved by rename, or moved with its folder; each question sees exactly that."""
+    from codebase_rag.fresh import Watcher
+    from codebase_rag.store import Store
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    store = Store(db)
+    watcher = Watcher(store.root())
+    assert watcher.changes(store) == ({}, {})      # the first question sweeps: nothing new
+    watcher.settled()
+    assert watcher.fd >= 0 and len(watcher.watched) == len(store.dirs())   # Linux: inotify
+    assert watcher.changes(store) == ({}, {})
+    path = sample_tree / ENERGY
+    path.write_text(path.read_text() + "\n")
+    changed, _ = watcher.changes(store)
+    assert set(changed) == {ENERGY}
+    watcher.settled()
+    other = next(p for p in store.manifest() if p != ENERGY)
+    (sample_tree / f"{other}.swp").write_text((sample_tree / other).read_text() + "// saved\n")
+    os.replace(sample_tree / f"{other}.swp", sample_tree / other)   # as editors save
+    changed, moved = watcher.changes(store)
+    assert set(changed) == {other} and moved
+    watcher.settled()
+    os.rename(sample_tree / "Energy", sample_tree / "Power")
+    changed, _ = watcher.changes(store)
+    assert changed[ENERGY] is None and changed["Power/EnergySystem.cs"] is not None

@@ -3,6 +3,7 @@ handshake before anything loads, every tool, a bad argument, a search during a f
 and after a --rebuild, an edit made while the server runs, and a server with no index."""
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import time
@@ -10,7 +11,7 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, lines_of
 
 pytest.importorskip("mcp")
 QUESTION = "how does the energy system refill timers?"
@@ -76,21 +77,54 @@ def test_the_tools_and_their_answers(cli, sample_tree, tmp_path):
     assert "Traceback" not in errlog.read()
 
 
-def test_an_edit_while_the_server_runs_is_in_the_next_answer(cli, sample_tree, tmp_path):
+def test_every_change_while_the_server_runs_is_in_the_next_answer(cli, sample_tree, tmp_path):
+    """The server follows the tree by inotify between questions: each change, made with no
+    hook and no index.py, is in the very next answer, with its lines as they are now."""
     db = tmp_path / "db"
     cli.index(sample_tree, db)
-    path = sample_tree / "Energy" / "EnergySystem.cs"
+    energy = sample_tree / "Energy" / "EnergySystem.cs"
+    gift = ("namespace Game.Gifts;\n\npublic class Gifting\n{\n"
+            "    /// <summary>Sends some of a player's energy to a friend as a gift.</summary>\n"
+            "    public void GiftEnergyToFriend(Player from, Player friend, int amount)\n"
+            "    {\n        from.Energy -= amount;\n        friend.Energy += amount;\n    }\n}\n")
+
+    def write(text):                  # a plain write
+        energy.write_text(text)
+
+    def save(text):                   # as editors save: a temporary file renamed over it
+        (energy.parent / ".EnergySystem.cs.tmp").write_text(text)
+        os.replace(energy.parent / ".EnergySystem.cs.tmp", energy)
 
     async def go():
+        nonlocal energy
         async with server(cli, db) as s:
-            before = first_hit(await s.call_tool("search_code", {"question": QUESTION}))
-            path.write_text("// one more line\n" + path.read_text().replace(
-                "RefillTimers", "RechargeTimers"))
-            after = first_hit(await s.call_tool("search_code", {"question": QUESTION}))
-            return before, after
-    before, after = asyncio.run(go())
-    assert after[3] == "EnergySystem.RechargeTimers"
-    assert (after[1], after[2]) == (before[1] + 1, before[2] + 1)
+            async def hit(question=QUESTION):
+                return first_hit(await s.call_tool("search_code", {"question": question}))
+            before = await hit()
+            write("// one more line\n" + energy.read_text().replace("RefillTimers",
+                                                                     "RechargeTimers"))
+            after = await hit()
+            assert after[3] == "EnergySystem.RechargeTimers"
+            assert (after[1], after[2]) == (before[1] + 1, before[2] + 1)
+            save("\n\n" + energy.read_text().replace("RechargeTimers", "RefuelTimers"))
+            after = await hit()
+            assert after[3] == "EnergySystem.RefuelTimers"
+            assert (after[1], after[2]) == lines_of(sample_tree, "Energy/EnergySystem.cs",
+                                                    "RefuelTimers")
+            os.rename(sample_tree / "Energy", sample_tree / "Power")
+            energy = sample_tree / "Power" / "EnergySystem.cs"
+            assert (await hit())[0] == "Power/EnergySystem.cs"
+            (sample_tree / "Gifts").mkdir()
+            (sample_tree / "Gifts" / "Gifting.cs").write_text(gift)
+            assert (await hit("give energy to a friend as a gift"))[3] == \
+                "Gifting.GiftEnergyToFriend"
+            (sample_tree / "Gifts" / "Gifting.cs").write_text(gift.replace("Friend", "Ally"))
+            assert (await hit("give energy to a friend as a gift"))[3] == \
+                "Gifting.GiftEnergyToAlly"   # a file in a folder made since the server began
+            energy.unlink()
+            assert "RefuelTimers" not in text(await s.call_tool("search_code",
+                                                                {"question": QUESTION}))
+    asyncio.run(go())
 
 
 def test_searches_during_a_first_build_and_after_a_rebuild(cli, sample_tree, tmp_path):
