@@ -14,8 +14,6 @@ import sys
 from codebase_rag import config
 from codebase_rag.errors import ArgParser, UsageError, report
 from codebase_rag.languages import LANGUAGES
-from codebase_rag.reader import Reader
-from codebase_rag.render import print_results, to_json
 
 
 def parse_args(argv):
@@ -57,6 +55,8 @@ def run(args):
         from codebase_rag.mcp_server import serve
         serve(args.db)
         return 0
+    from codebase_rag.reader import Reader      # here: the MCP handshake waits for nothing
+    from codebase_rag.render import print_results, to_json
     if args.batch:
         try:
             source = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")

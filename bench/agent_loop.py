@@ -320,8 +320,46 @@ async def mcp_calls(code, tree, questions, rounds, edit=None, warm_timeout=120):
     return out
 
 
+def handshakes(code, tree, runs):
+    """Process start to the `tools/list` answer, raw JSON-RPC lines on the server's stdin
+    (measured by the client, so an upper bound of the server's own time): the first start
+    on a machine whose cache holds no answers yet (the SDK answers), then `runs` more."""
+    env = child_env(code)
+    cache = Path(tempfile.mkdtemp(prefix="hs-cache-"))
+    for entry in Path(env.get("CODEBASE_RAG_CACHE", "~/.cache/codebase-rag")).expanduser() \
+            .iterdir():
+        if not entry.name.startswith("mcp-answers-"):
+            (cache / entry.name).symlink_to(entry)         # the model's export, shared
+    env["CODEBASE_RAG_CACHE"] = str(cache)
+    hello = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}]
+    walls = []
+    for _ in range(runs + 1):
+        t = time.perf_counter()
+        p = subprocess.Popen([PY, str(code / "query.py"), "--mcp"], cwd=tree, env=env,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+        p.stdin.write("".join(json.dumps(m) + "\n" for m in hello).encode())
+        p.stdin.flush()
+        replies = [json.loads(p.stdout.readline()) for _ in range(2)]
+        walls.append(time.perf_counter() - t)
+        if "tools" not in replies[1].get("result", {}):
+            raise speed.Failed(f"tools/list got {replies[1]}")
+        p.stdin.close()
+        p.wait(timeout=60)
+    shutil.rmtree(cache)
+    return {"first_ms": ms(walls[0]), "later_ms": [ms(w) for w in walls[1:]],
+            "later_p50_ms": ms(statistics.median(walls[1:])),
+            "later_p95_ms": ms(pct(walls[1:], 95))}
+
+
 def step_mcp(res, args, trees, scale=False):
     code = args.code
+    if not scale:
+        res.put("handshake", **handshakes(code, next(iter(trees.values())), 10))
     for name, tree in trees.items():
         questions = QUESTIONS[name if name in QUESTIONS else "jellyfin"]
         editor = None
@@ -896,10 +934,15 @@ def render(data, args):
                 row("1c", "MCP server memory on jellyfin after the calls (peak / now, VmHWM / "
                     "VmRSS)", f"{m['peak_rss_mb']} / {m['rss_mb']} MB", "-", "-", "≤ 300 MB",
                     m["peak_rss_mb"] <= 300)
-                row("1d", "MCP handshake (process start, `initialize`, `tools/list`) / first "
-                    "search (model and vectors loading)",
-                    f"{m['handshake_ms'] / 1000:.2f} s / {m['first_search_ms'] / 1000:.2f} s",
-                    "-", "-", "handshake ≤ 0.2 s (server side)", None)
+                h = g("handshake")
+                row("1d", "MCP handshake: process start to the `tools/list` answer (raw JSON-RPC, "
+                    "timed by the client): later starts (answers the SDK gave before, from "
+                    "the machine's cache) / the first start on a machine (the SDK answers) / "
+                    "first search (model and vectors loading)",
+                    f"p50 {h['later_p50_ms']:.0f} ms, p95 {h['later_p95_ms']:.0f} ms / "
+                    f"{h['first_ms']:.0f} ms / {m['first_search_ms'] / 1000:.2f} s" if h else
+                    f"{m['handshake_ms'] / 1000:.2f} s / - / {m['first_search_ms'] / 1000:.2f} s",
+                    "-", "-", "handshake ≤ 0.2 s", h and h["later_p95_ms"] <= 200)
     for i, name in enumerate(("jellyfin", "osu")):
         c = g(f"cold-{name}")
         if c:

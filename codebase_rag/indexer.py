@@ -237,6 +237,7 @@ def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"
     try:
         record_holder(store.folder, kind, len(work))
         store.writer = True
+        store.add_missing_indexes()
         if record:
             store.set_meta(build_state="building", build_started=f"{time.time():.1f}",
                            members_covered_after="")

@@ -2,25 +2,25 @@
 SDK (1.x). One Reader lives as long as the server, with every vector in memory, so a warm
 search is a few milliseconds; each question still finds what changed on disk first.
 
-The handshake never waits for the index or the model: they load in a worker thread after
-the server is up, and every tool runs in that one thread (SQLite connections stay in the
-thread that opened them) while the event loop keeps answering.
+The handshake waits for nothing: importing the SDK alone takes 0.6 s, so `initialize` and
+the tool listing are answered, until the SDK is up, with what the SDK itself answered last
+time (EarlyAnswers). The index and the model load in a worker thread after that, and every
+tool runs in that one thread (SQLite connections stay in the thread that opened them) while
+the event loop keeps answering.
 """
 import asyncio
+import hashlib
+import importlib.util
 import io
+import json
 import os
+import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from typing import Annotated, Literal
+from pathlib import Path
 
-from pydantic import Field
-
-from .config import INDEX_COMMAND, K, LINES
+from .config import CACHE, INDEX_COMMAND, K, LINES
 from .errors import UsageError, one_line
 from .languages import LANGUAGES
-from .lock import detach, is_locked, queue_pending
-from .reader import Reader
-from .render import print_results
 
 LANGUAGE_NAMES = tuple(lang.name for lang in LANGUAGES)
 ALWAYS_LOAD = {"anthropic/alwaysLoad": True}   # never deferred behind Claude Code's tool search
@@ -31,11 +31,134 @@ INSTRUCTIONS = (
     "few members that answer, with file:start-end and Class.Member. Distances below 0.45 "
     "are usually the thing asked about; above 0.62 nothing in the index is about it. Grep "
     "for exact strings.")
+LISTINGS = ("initialize", "tools/list", "prompts/list", "resources/list",
+            "resources/templates/list")
+
+
+class EarlyAnswers:
+    """The SDK's own answers to the requests whose answer never changes (initialize, for
+    each protocol version asked, and the listings), kept in the machine's cache under a
+    key of everything they depend on: this file, the SDK's and pydantic's installs, the
+    defaults the tools show. Until the SDK is imported, they answer from here; the first
+    request they cannot answer hands over to the SDK, which is first shown every message
+    it missed, and whose second answers to those are dropped."""
+
+    def __init__(self):
+        parts = [Path(__file__).read_bytes(), repr((K, LINES, LANGUAGE_NAMES, sys.version))]
+        for package in ("mcp", "pydantic"):
+            spec = importlib.util.find_spec(package)
+            st = os.stat(spec.origin) if spec and spec.origin else None
+            parts.append(repr((package, st and (st.st_mtime_ns, st.st_size))))
+        key = hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+        self.path = Path(CACHE).expanduser() / f"mcp-answers-{key}.json"
+        try:
+            self.known = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            self.known = {}
+        self.early = []               # the lines read before the SDK took over
+        self.sent = set()             # ids answered from here: the SDK's answers are dropped
+        self.asked = {}               # id -> what a listing request asked, to learn its answer
+
+    @staticmethod
+    def what(message):
+        """What a request asks, without its id; None if its answer may change."""
+        method, params = message.get("method"), message.get("params") or {}
+        if method not in LISTINGS or "id" not in message:
+            return None
+        if method == "initialize":
+            return f"initialize {params.get('protocolVersion')}"
+        return f"{method} {json.dumps(params, sort_keys=True)}"
+
+    def answer_early(self, stdin, stdout):
+        """Answer from the cache until a request needs the SDK; False at the end of input."""
+        while line := stdin.readline():
+            self.early.append(line.decode("utf-8", "replace"))
+            try:
+                message = json.loads(line)
+                what = self.what(message)
+            except (ValueError, AttributeError):
+                return True
+            if "id" not in message:
+                continue                  # a notification: the SDK sees it later
+            if what not in self.known:
+                return True
+            stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                                     "result": self.known[what]}).encode() + b"\n")
+            stdout.flush()
+            self.sent.add(json.dumps(message["id"]))
+        return False
+
+    def heard(self, line):
+        """A line the SDK reads: remember what a listing asked, to learn its answer."""
+        try:
+            message = json.loads(line)
+            if (what := self.what(message)) and what not in self.known:
+                self.asked[json.dumps(message["id"])] = what
+        except (ValueError, AttributeError):
+            pass
+
+    def said(self, line):
+        """Whether the SDK's line goes out; it teaches the cache the answers it lacked."""
+        if not self.sent and not self.asked:
+            return True
+        try:
+            message = json.loads(line)
+            ident = json.dumps(message.get("id"))
+        except (ValueError, AttributeError):
+            return True
+        if ident in self.sent:
+            self.sent.discard(ident)
+            return False
+        if ident in self.asked and "result" in message:
+            self.known[self.asked.pop(ident)] = message["result"]
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                part = self.path.with_suffix(f".{os.getpid()}.part")
+                part.write_text(json.dumps(self.known))
+                os.replace(part, self.path)
+            except OSError:
+                pass                  # a read-only cache: the SDK answers every time
+        return True
+
+
+class SdkStdin:
+    """stdin as the SDK reads it: the lines read before it took over, then the rest."""
+
+    def __init__(self, answers):
+        import anyio
+        self.answers = answers
+        self.rest = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8",
+                                                     errors="replace"))
+
+    async def __aiter__(self):
+        for line in self.answers.early:
+            self.answers.heard(line)
+            yield line
+        async for line in self.rest:
+            self.answers.heard(line)
+            yield line
+
+
+class SdkStdout:
+    """stdout as the SDK writes it, without the answers already sent."""
+
+    def __init__(self, answers):
+        import anyio
+        self.answers = answers
+        self.out = anyio.wrap_file(io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8"))
+
+    async def write(self, text):
+        if self.answers.said(text):
+            await self.out.write(text)
+
+    async def flush(self):
+        await self.out.flush()
 
 
 def render(answer, lines):
     """An Answer as the text a model reads: its notes, then the hits as query.py prints them,
     shortened until it fits MAX_CHARS."""
+    from .render import print_results
     while True:
         out = io.StringIO()
         for note in answer.notes:
@@ -48,8 +171,43 @@ def render(answer, lines):
 
 
 def serve(db=None):
+    answers = EarlyAnswers()
+    built = {}
+
+    def build():
+        try:
+            built["server"] = build_server(db)
+        except Exception as e:        # said once the handshake needs the SDK
+            built["error"] = e
+    sdk = threading.Thread(target=build, daemon=True)
+    sdk.start()
+    if not answers.answer_early(sys.stdin.buffer, sys.stdout.buffer):
+        return                        # the client left before it asked for more
+    sdk.join()
+    if "error" in built:
+        raise UsageError(f"the MCP server does not start ({one_line(built['error'])}); "
+                         f"install the requirements: pip install -r requirements.txt")
+    server = built["server"]
+
+    async def run():
+        from mcp.server.stdio import stdio_server
+        async with stdio_server(SdkStdin(answers), SdkStdout(answers)) as (read, write):
+            low = server._mcp_server      # what FastMCP.run("stdio") runs, on these streams
+            await low.run(read, write, low.create_initialization_options())
+    import anyio
+    anyio.run(run)
+
+
+def build_server(db):
+    """The FastMCP server with its tools, and the Reader that loads in the worker thread."""
+    from concurrent.futures import ThreadPoolExecutor
+    from typing import Annotated, Literal
+
     from mcp.server.fastmcp import FastMCP
     from mcp.server.fastmcp.exceptions import ToolError
+    from pydantic import Field
+
+    from .reader import Reader
     reader = Reader(db, cwd=os.getcwd(), memory=True)
     worker = ThreadPoolExecutor(1, thread_name_prefix="codebase-rag")
 
@@ -70,9 +228,9 @@ def serve(db=None):
                 model.embedder()
         except Exception:
             pass                      # the first tool call says what is wrong
-    threading.Timer(0.3, lambda: worker.submit(warm)).start()
+    worker.submit(warm)
 
-    server = FastMCP("codebase-rag", instructions=INSTRUCTIONS)
+    server = FastMCP("codebase-rag", instructions=INSTRUCTIONS, log_level="WARNING")
     tool = server.tool(meta=ALWAYS_LOAD, structured_output=False)
 
     @tool
@@ -120,11 +278,12 @@ def serve(db=None):
         Searches already find changed files by themselves; this is for after a big change."""
         return await run(reindex_now, reader, paths)
 
-    server.run("stdio")
+    return server
 
 
 def reindex_now(reader, paths):
     """reindex's work, in the worker thread."""
+    from .lock import detach, is_locked, queue_pending
     folder = reader.folder()
     store = reader.open()
     root = store.root()

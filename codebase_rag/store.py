@@ -43,6 +43,7 @@ CREATE TABLE IF NOT EXISTS windows(seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEX
 CREATE INDEX IF NOT EXISTS windows_todo ON windows(embedded, ordinal);
 CREATE INDEX IF NOT EXISTS windows_file ON windows(file);
 CREATE INDEX IF NOT EXISTS windows_chunk ON windows(chunk);
+CREATE INDEX IF NOT EXISTS windows_key ON windows(key);
 CREATE TABLE IF NOT EXISTS doomed(id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS vectors(seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT UNIQUE,
@@ -135,11 +136,10 @@ class Store:
         version = self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes
         if self._counts[0] != version:
             self._counts = (version, {})
-        counts = self._counts[1]
-        if (table, where) not in counts:
-            counts[table, where] = self.db.execute(
+        if (table, where) not in self._counts[1]:
+            self._counts[1][table, where] = self.db.execute(
                 f"SELECT COUNT(*) FROM {table} {where}").fetchone()[0]
-        return counts[table, where]
+        return self._counts[1][table, where]
 
     def embedded_count(self):
         return self.count("windows", "WHERE embedded=1")
@@ -162,15 +162,23 @@ class Store:
         return [row for part in parts(chunk_ids) for row in self.db.execute(
             f"{query} WHERE w.chunk IN ({marks(part)})", part)]
 
-    def window_vector_blocks(self, size=20_000):
-        """[(window seq, chunk id, vector blob)] of every window with a cached vector, in
-        blocks of at most size rows, so that a scan holds one block in memory at a time."""
+    def vector_blocks(self, size=20_000):
+        """[(seq, cache key, vector blob)] of the whole embedding cache, in blocks of at most
+        size rows, read in the table's order, so that a scan holds one block at a time."""
         after = -1
-        while rows := self.db.execute(
-                "SELECT w.seq, w.chunk, v.vec FROM windows w JOIN vectors v ON v.key = w.key "
-                "WHERE w.seq > ? ORDER BY w.seq LIMIT ?", (after, size)).fetchall():
+        while rows := self.db.execute("SELECT seq, key, vec FROM vectors WHERE seq > ? "
+                                      "ORDER BY seq LIMIT ?", (after, size)).fetchall():
             after = rows[-1][0]
             yield rows
+
+    def key_chunks(self, keys):
+        """[(cache key, chunk id)] of the windows whose text has one of these keys."""
+        return [row for part in parts(keys) for row in self.db.execute(
+            f"SELECT key, chunk FROM windows WHERE key IN ({marks(part)})", part)]
+
+    def add_missing_indexes(self):
+        """What an index of this schema made by an older version lacks (the writer adds it)."""
+        self.db.execute("CREATE INDEX IF NOT EXISTS windows_key ON windows(key)")
 
     def window_chunks(self, window_ids):
         """{window id: its chunk id} of those windows whose vector in Chroma is theirs (one
@@ -233,10 +241,9 @@ class Store:
     def manifest(self, paths=None):
         """{path: (mtime_ns, size, sha)} of every indexed file, or of those among paths."""
         query = "SELECT path, mtime_ns, size, sha FROM files"
-        if paths is None:
-            return {p: (m, s, sha) for p, m, s, sha in self.db.execute(query)}
-        return {p: (m, s, sha) for part in parts(paths) for p, m, s, sha in
-                self.db.execute(f"{query} WHERE path IN ({marks(part)})", part)}
+        rows = self.db.execute(query) if paths is None else (row for part in parts(paths) for
+            row in self.db.execute(f"{query} WHERE path IN ({marks(part)})", part))
+        return {p: (m, s, sha) for p, m, s, sha in rows}
 
     def dirty_files(self):
         """Files to read again at the next run (their windows' texts were lost)."""

@@ -26,7 +26,7 @@ async def server(cli, db=None, cwd=None, errlog=None):
                                    cwd=str(cwd or ROOT))
     async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write):
         async with ClientSession(read, write) as session:
-            await session.initialize()
+            session.greeting = await session.initialize()
             yield session
 
 
@@ -75,6 +75,33 @@ def test_the_tools_and_their_answers(cli, sample_tree, tmp_path):
     time.sleep(1.0)                       # the server's exit, once its client has gone
     errlog.seek(0)
     assert "Traceback" not in errlog.read()
+
+
+def test_the_handshake_answers_before_the_sdk_loads_with_what_the_sdk_said(cli, sample_tree,
+                                                                          tmp_path, onnx_export):
+    """initialize and tools/list are answered from the machine's cache (the SDK's own answers
+    of an earlier start) while the SDK is still importing; then the SDK takes over."""
+    cli.private_cache(onnx_export, tmp_path / "cache")
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+
+    async def start():
+        async with server(cli, db) as s:
+            listed = await s.list_tools()
+            hit = first_hit(await s.call_tool("search_code", {"question": QUESTION}))
+            return s.greeting.model_dump(), listed.model_dump(), hit
+    first = asyncio.run(start())                   # no answers cached yet: the SDK's own
+    [cached] = (tmp_path / "cache").glob("mcp-answers-*.json")
+    assert asyncio.run(start()) == first           # the same answers, from the cache
+    known = json.loads(cached.read_text())
+    for tool in known["tools/list {}"]["tools"]:
+        tool["description"] = "from the cache"
+    cached.write_text(json.dumps(known))
+    greeting, listed, hit = asyncio.run(start())
+    assert {t["description"] for t in listed["tools"]} == {"from the cache"}
+    assert (greeting, hit) == (first[0], first[2])  # and the SDK took over for the search
+    cached.write_text("{not json")
+    assert asyncio.run(start()) == first           # a damaged cache: the SDK answers
 
 
 def test_every_change_while_the_server_runs_is_in_the_next_answer(cli, sample_tree, tmp_path):
