@@ -79,7 +79,7 @@ class Watcher:
     EVENT = struct.Struct("iIII")              # wd, mask, cookie, length of the name
 
     def __init__(self, root):
-        self.root, self.watched, self.whole = root, {}, True
+        self.root, self.watched, self.whole, self.version = root, {}, True, None
         try:
             self.libc = ctypes.CDLL(None, use_errno=True)
             self.fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -91,7 +91,9 @@ class Watcher:
         if self.fd < 0:
             return changed_files(store, self.root)
         files, dirs = self.drain()
-        self.watch(store.dirs())              # before the sweep: nothing falls in between
+        if store.version() != self.version:   # the index may know new directories
+            self.version = store.version()
+            self.watch(store.dirs())          # before the sweep: nothing falls in between
         if self.whole or self.fd < 0:
             return changed_files(store, self.root)
         return changed_files(store, self.root, among=(files, dirs)) if files or dirs \

@@ -103,9 +103,7 @@ class MemoryNearest:
 
     def sync(self):
         db = self.store.db
-        version = (db.execute("PRAGMA data_version").fetchone()[0],
-                   self.store.count("windows"), db.execute("SELECT MAX(seq) FROM windows")
-                   .fetchone()[0], db.execute("SELECT MAX(seq) FROM vectors").fetchone()[0])
+        version = self.store.version()
         if version == self.version:
             return
         self.version = version

@@ -129,11 +129,15 @@ class Store:
 
     writer = False                # set by the process that holds the writer lock
 
+    def version(self):
+        """Changes whenever the database does, by this connection or any other."""
+        return self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes
+
     def count(self, table, where=""):
-        """Rows of table, counted again only once the database changed (by any connection):
-        a question asks for them several times."""
+        """Rows of table, counted again only once the database changed: a question asks
+        for them several times."""
         assert table in ("files", "chunks", "windows", "doomed")
-        version = self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes
+        version = self.version()
         if self._counts[0] != version:
             self._counts = (version, {})
         if (table, where) not in self._counts[1]:
