@@ -88,16 +88,18 @@ class Watcher:
 
     def changes(self, store):
         """As changed_files, for what changed since the last call that settled."""
-        if self.fd < 0:
+        if self.fd >= 0:
+            files, dirs = self.drain()
+            if store.version() != self.version:   # the index may know new directories
+                self.version = store.version()
+                self.watch(store.dirs())          # before the sweep: nothing falls between
+        if self.fd < 0:                           # no inotify, or no watches left
             return changed_files(store, self.root)
-        files, dirs = self.drain()
-        if store.version() != self.version:   # the index may know new directories
-            self.version = store.version()
-            self.watch(store.dirs())          # before the sweep: nothing falls in between
-        if self.whole or self.fd < 0:
-            return changed_files(store, self.root)
-        return changed_files(store, self.root, among=(files, dirs)) if files or dirs \
-            else ({}, {})
+        if not (self.whole or files or dirs):
+            return {}, {}
+        among = None if self.whole else (files, dirs)
+        self.whole = True             # until settled(): what is not absorbed is looked at again
+        return changed_files(store, self.root, among=among)
 
     def settled(self):
         """The last changes were absorbed: from now on, only what the events name."""

@@ -133,6 +133,8 @@ def test_a_watcher_names_what_changed_since_the_last_question(cli, sample_tree, 
     path.write_text(path.read_text() + "\n")
     changed, _ = watcher.changes(store)
     assert set(changed) == {ENERGY}
+    changed, _ = watcher.changes(store)            # not absorbed (not settled): seen again
+    assert set(changed) == {ENERGY}
     watcher.settled()
     other = next(p for p in store.manifest() if p != ENERGY)
     (sample_tree / f"{other}.swp").write_text((sample_tree / other).read_text() + "// saved\n")
