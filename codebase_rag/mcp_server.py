@@ -82,8 +82,8 @@ class EarlyAnswers:
                 continue                  # a notification: the SDK sees it later
             if what not in self.known:
                 return True
-            stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"],
-                                     "result": self.known[what]}).encode() + b"\n")
+            stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result":
+                                     self.known[what]}, separators=(",", ":")).encode() + b"\n")
             stdout.flush()
             self.sent.add(json.dumps(message["id"]))
         return False
