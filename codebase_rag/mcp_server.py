@@ -31,8 +31,8 @@ INSTRUCTIONS = (
     "few members that answer, with file:start-end and Class.Member. Distances below 0.45 "
     "are usually the thing asked about; above 0.62 nothing in the index is about it. Grep "
     "for exact strings.")
-LISTINGS = ("initialize", "tools/list", "prompts/list", "resources/list",
-            "resources/templates/list")
+FIXED = ("initialize", "tools/list", "prompts/list", "resources/list",   # their answers
+         "resources/templates/list")                                   # never change
 
 
 class EarlyAnswers:
@@ -57,13 +57,13 @@ class EarlyAnswers:
             self.known = {}
         self.early = []               # the lines read before the SDK took over
         self.sent = set()             # ids answered from here: the SDK's answers are dropped
-        self.asked = {}               # id -> what a listing request asked, to learn its answer
+        self.asked = {}               # id -> what a fixed request asked, to learn its answer
 
     @staticmethod
     def what(message):
         """What a request asks, without its id; None if its answer may change."""
         method, params = message.get("method"), message.get("params") or {}
-        if method not in LISTINGS or "id" not in message:
+        if method not in FIXED or "id" not in message:
             return None
         if method == "initialize":
             return f"initialize {params.get('protocolVersion')}"
@@ -89,7 +89,7 @@ class EarlyAnswers:
         return False
 
     def heard(self, line):
-        """A line the SDK reads: remember what a listing asked, to learn its answer."""
+        """A line the SDK reads: remember what a fixed request asked, to learn its answer."""
         try:
             message = json.loads(line)
             if (what := self.what(message)) and what not in self.known:
@@ -171,6 +171,8 @@ def render(answer, lines):
 
 
 def serve(db=None):
+    """The stdio server: the handshake from the cache while the SDK imports in a thread,
+    then the SDK, shown what it missed."""
     answers = EarlyAnswers()
     built = {}
 
