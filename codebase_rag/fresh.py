@@ -90,8 +90,9 @@ class Watcher:
         """As changed_files, for what changed since the last call that settled."""
         if self.fd >= 0:
             files, dirs = self.drain()
-            if store.version() != self.version:   # the index may know new directories
-                self.version = store.version()
+            version = store.version()
+            if version != self.version:           # the index may know new directories
+                self.version = version
                 self.watch(store.dirs())          # before the sweep: nothing falls between
         if self.fd < 0:                           # no inotify, or no watches left
             return changed_files(store, self.root)

@@ -92,7 +92,7 @@ class Indexer:
                 continue
             if known and known[2] and known[:2] == (st.st_mtime_ns, st.st_size):
                 continue
-            self.tree_is_there()
+            self.tree_is_there()          # before the read, whose failure would warn first
             text = read_source(self.root / rel)
             sha = text_key(text) if text is not None else None
             if known and sha and known[2] == sha:
@@ -237,7 +237,6 @@ def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"
     try:
         record_holder(store.folder, kind, len(work))
         store.writer = True
-        store.add_missing_indexes()
         if record:
             store.set_meta(build_state="building", build_started=f"{time.time():.1f}",
                            members_covered_after="")

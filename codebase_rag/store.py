@@ -99,10 +99,8 @@ class Store:
             if create and not self.db.execute("SELECT 1 FROM sqlite_master").fetchone():
                 self.db.executescript(f"BEGIN; {SCHEMA} COMMIT;")    # a reader sees all or none
             version = self.meta("schema")
-            if version == SCHEMA_VERSION and os.access(self.folder, os.W_OK) and \
-                    not self.db.execute("SELECT 1 FROM pragma_table_info('vectors') "
-                                        "WHERE name='team'").fetchone():
-                self.db.execute("ALTER TABLE vectors ADD COLUMN team INTEGER")   # in place
+            if version == SCHEMA_VERSION and os.access(self.folder, os.W_OK):
+                self.upgrade_in_place()
         except sqlite3.DatabaseError as e:
             if "locked" in str(e):
                 raise
@@ -180,8 +178,12 @@ class Store:
         return [row for part in parts(keys) for row in self.db.execute(
             f"SELECT key, chunk FROM windows WHERE key IN ({marks(part)})", part)]
 
-    def add_missing_indexes(self):
-        """What an index of this schema made by an older version lacks (the writer adds it)."""
+    def upgrade_in_place(self):
+        """What an index of this schema made by an older version lacks, added by the first
+        process that may write it (when present: no write, no lock)."""
+        if not self.db.execute("SELECT 1 FROM pragma_table_info('vectors') WHERE "
+                               "name='team'").fetchone():
+            self.db.execute("ALTER TABLE vectors ADD COLUMN team INTEGER")
         self.db.execute("CREATE INDEX IF NOT EXISTS windows_key ON windows(key)")
 
     def window_chunks(self, window_ids):
