@@ -320,24 +320,29 @@ async def mcp_calls(code, tree, questions, rounds, edit=None, warm_timeout=120):
     return out
 
 
-def handshakes(code, tree, runs):
+def handshakes(code, tree, runs, firsts=3):
     """Process start to the `tools/list` answer, raw JSON-RPC lines on the server's stdin
-    (measured by the client, so an upper bound of the server's own time): the first start
-    on a machine whose cache holds no answers yet (the SDK answers), then `runs` more."""
+    (measured by the client, so an upper bound of the server's own time): `firsts` first
+    starts on a machine whose cache holds no answers (the SDK answers), `firsts` first
+    starts after an `index.py --background` in the tree (which has a detached process learn
+    the answers), then `runs` later starts."""
     env = child_env(code)
-    cache = Path(tempfile.mkdtemp(prefix="hs-cache-"))
-    for entry in Path(env.get("CODEBASE_RAG_CACHE", "~/.cache/codebase-rag")).expanduser() \
-            .iterdir():
-        if not entry.name.startswith("mcp-answers-"):
-            (cache / entry.name).symlink_to(entry)         # the model's export, shared
-    env["CODEBASE_RAG_CACHE"] = str(cache)
+    machine = Path(env.get("CODEBASE_RAG_CACHE", "~/.cache/codebase-rag")).expanduser()
     hello = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "bench", "version": "1"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}]
-    walls = []
-    for _ in range(runs + 1):
+
+    def new_machine():
+        cache = Path(tempfile.mkdtemp(prefix="hs-cache-"))
+        for entry in machine.iterdir():
+            if not entry.name.startswith("mcp-answers-"):
+                (cache / entry.name).symlink_to(entry)     # the model's export, shared
+        env["CODEBASE_RAG_CACHE"] = str(cache)
+        return cache
+
+    def start():
         t = time.perf_counter()
         p = subprocess.Popen([PY, str(code / "query.py"), "--mcp"], cwd=tree, env=env,
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -345,15 +350,38 @@ def handshakes(code, tree, runs):
         p.stdin.write("".join(json.dumps(m) + "\n" for m in hello).encode())
         p.stdin.flush()
         replies = [json.loads(p.stdout.readline()) for _ in range(2)]
-        walls.append(time.perf_counter() - t)
+        wall = time.perf_counter() - t
         if "tools" not in replies[1].get("result", {}):
             raise speed.Failed(f"tools/list got {replies[1]}")
         p.stdin.close()
         p.wait(timeout=60)
-    shutil.rmtree(cache)
-    return {"first_ms": ms(walls[0]), "later_ms": [ms(w) for w in walls[1:]],
-            "later_p50_ms": ms(statistics.median(walls[1:])),
-            "later_p95_ms": ms(pct(walls[1:], 95))}
+        return wall
+
+    def learned(cache, timeout=60):
+        end = time.time() + timeout
+        while time.time() < end:
+            for f in cache.glob("mcp-answers-*.json"):
+                if "tools/list {}" in f.read_text():
+                    return True
+            time.sleep(0.1)
+        raise speed.Failed("index.py did not have the handshake learned in 60 s")
+
+    unprimed, primed, caches = [], [], []
+    for _ in range(firsts):
+        caches.append(new_machine())
+        unprimed.append(start())
+        caches.append(new_machine())
+        subprocess.run([PY, str(code / "index.py"), "--background"], cwd=tree, env=env,
+                       capture_output=True)       # as the SessionStart hook runs it
+        learned(caches[-1])
+        primed.append(start())
+    later = [start() for _ in range(runs)]
+    for cache in caches:
+        shutil.rmtree(cache)
+    return {"first_ms": ms(statistics.median(unprimed)),
+            "first_after_index_ms": ms(statistics.median(primed)),
+            "later_ms": [ms(w) for w in later], "later_p50_ms": ms(statistics.median(later)),
+            "later_p95_ms": ms(pct(later, 95))}
 
 
 def step_mcp(res, args, trees, scale=False):
@@ -937,12 +965,16 @@ def render(data, args):
                 h = g("handshake")
                 row("1d", "MCP handshake: process start to the `tools/list` answer (raw JSON-RPC, "
                     "timed by the client): later starts (answers the SDK gave before, from "
-                    "the machine's cache) / the first start on a machine (the SDK answers) / "
-                    "first search (model and vectors loading)",
+                    "the machine's cache) / the first start on a machine after any index.py "
+                    "run (its detached process learned them) / the first start on a machine "
+                    "nothing ran on (the SDK answers) / first search (model and vectors "
+                    "loading)",
                     f"p50 {h['later_p50_ms']:.0f} ms, p95 {h['later_p95_ms']:.0f} ms / "
+                    f"{h.get('first_after_index_ms', 0):.0f} ms / "
                     f"{h['first_ms']:.0f} ms / {m['first_search_ms'] / 1000:.2f} s" if h else
                     f"{m['handshake_ms'] / 1000:.2f} s / - / {m['first_search_ms'] / 1000:.2f} s",
-                    "-", "-", "handshake ≤ 0.2 s", h and h["later_p95_ms"] <= 200)
+                    "-", "-", "handshake ≤ 0.2 s",
+                    h and max(h["later_p95_ms"], h.get("first_after_index_ms", 1e9)) <= 200)
     for i, name in enumerate(("jellyfin", "osu")):
         c = g(f"cold-{name}")
         if c:

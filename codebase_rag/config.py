@@ -126,8 +126,10 @@ CHROMA = _setting("CHROMA", "bindings", "reach Chroma through its engine's bindi
 HEADER_PARTS = [part for part in HEADER.split(",") if part != "0"]
 
 # -- how a person or an agent runs the tool, from any folder: with absolute paths
-INDEX_COMMAND = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'index.py'}"
-QUERY_COMMAND = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'query.py'}"
+INDEX_PY = Path(__file__).resolve().parents[1] / "index.py"
+QUERY_PY = INDEX_PY.with_name("query.py")
+INDEX_COMMAND = f"{sys.executable} {INDEX_PY}"
+QUERY_COMMAND = f"{sys.executable} {QUERY_PY}"
 # -- fixed by the model and the on-disk format, not settings
 INDEX_DIRNAME = ".codebase-rag"
 HUB_MODEL = "sentence-transformers/all-MiniLM-L6-v2"

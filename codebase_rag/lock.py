@@ -7,12 +7,12 @@ import re
 import time
 from pathlib import Path
 
+from .config import INDEX_PY
 from .errors import encodable
 
 PENDING_ENTRY = re.compile(r"\d+\.\d+")       # the names queue_pending gives its entries
 REFRESH = "refresh"                           # pending/refresh: walk the whole tree again
 HOLDER = "writer.json"                        # who holds the lock: kind, pid, start
-INDEX_PY = Path(__file__).resolve().parents[1] / "index.py"
 
 
 def writer_lock(index):

@@ -14,11 +14,13 @@ import importlib.util
 import io
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
-from .config import CACHE, INDEX_COMMAND, K, LINES
+from .config import CACHE, INDEX_COMMAND, K, LINES, QUERY_PY
 from .errors import UsageError, one_line
 from .languages import LANGUAGES
 
@@ -119,6 +121,45 @@ class EarlyAnswers:
             except OSError:
                 pass                  # a read-only cache: the SDK answers every time
         return True
+
+
+def learn_handshake_later():
+    """Once per install, before any agent starts the server: a detached process asks a
+    server every fixed request, so that even the first start on this machine answers the
+    handshake at once (index.py calls this; a learned cache makes it a no-op)."""
+    if importlib.util.find_spec("mcp") is None or "tools/list {}" in EarlyAnswers().known:
+        return
+    try:
+        subprocess.Popen([sys.executable, str(QUERY_PY), "--learn-handshake"],
+                         cwd=tempfile.gettempdir(), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, close_fds=True)
+    except OSError:
+        pass                          # the server learns them at its own first start
+
+
+def learn_handshake():
+    """query.py --learn-handshake: start `query.py --mcp` with no index and ask it the fixed
+    requests, initialize in every protocol version the SDK speaks; it caches the answers."""
+    from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
+    client = {"capabilities": {}, "clientInfo": {"name": "codebase-rag", "version": "0"}}
+    requests = [("initialize", {"protocolVersion": v, **client})
+                for v in SUPPORTED_PROTOCOL_VERSIONS]
+    requests += [("notifications/initialized", None)] + [(m, {}) for m in FIXED[1:]]
+    lines = [{"jsonrpc": "2.0", "method": m, **({"id": i, "params": p} if p is not None else {})}
+             for i, (m, p) in enumerate(requests)]
+    env = {k: v for k, v in os.environ.items() if k != "CODEBASE_RAG_DB"}
+    with tempfile.TemporaryDirectory() as nowhere:      # no index around: nothing loads
+        server = subprocess.Popen([sys.executable, str(QUERY_PY), "--mcp"], cwd=nowhere,
+                                  env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL)
+        server.stdin.write("".join(json.dumps(m) + "\n" for m in lines).encode())
+        server.stdin.flush()
+        for _ in range(sum("id" in m for m in lines)):   # every answer, then goodbye
+            if not server.stdout.readline():
+                break
+        server.stdin.close()
+        server.wait(timeout=60)
 
 
 class SdkStdin:

@@ -79,29 +79,35 @@ def test_the_tools_and_their_answers(cli, sample_tree, tmp_path):
 
 def test_the_handshake_answers_before_the_sdk_loads_with_what_the_sdk_said(cli, sample_tree,
                                                                           tmp_path, onnx_export):
-    """initialize and tools/list are answered from the machine's cache (the SDK's own answers
-    of an earlier start) while the SDK is still importing; then the SDK takes over."""
-    cli.private_cache(onnx_export, tmp_path / "cache")
+    """initialize and tools/list are answered from the machine's cache while the SDK is
+    still importing, then the SDK takes over. The answers are the SDK's own: learned by a
+    process that index.py leaves behind, so even the first start on a machine has them."""
+    cache = tmp_path / "cache"
+    cli.private_cache(onnx_export, cache)
     db = tmp_path / "db"
     cli.index(sample_tree, db)
+    deadline = time.monotonic() + 60
+    while not any("tools/list {}" in f.read_text() for f in cache.glob("mcp-answers-*.json")):
+        assert time.monotonic() < deadline, "index.py left no process that learned them"
+        time.sleep(0.1)
+    [cached] = cache.glob("mcp-answers-*.json")
+    assert {"initialize 2025-06-18", "tools/list {}"} <= set(json.loads(cached.read_text()))
 
     async def start():
         async with server(cli, db) as s:
             listed = await s.list_tools()
             hit = first_hit(await s.call_tool("search_code", {"question": QUESTION}))
             return s.greeting.model_dump(), listed.model_dump(), hit
-    first = asyncio.run(start())                   # no answers cached yet: the SDK's own
-    [cached] = (tmp_path / "cache").glob("mcp-answers-*.json")
-    assert asyncio.run(start()) == first           # the same answers, from the cache
-    known = json.loads(cached.read_text())
+    learned = asyncio.run(start())                 # from the cache
+    cached.write_text("{not json")
+    assert asyncio.run(start()) == learned         # a damaged cache: the SDK's own answers
+    known = json.loads(cached.read_text())         # ... learned again
     for tool in known["tools/list {}"]["tools"]:
         tool["description"] = "from the cache"
     cached.write_text(json.dumps(known))
     greeting, listed, hit = asyncio.run(start())
     assert {t["description"] for t in listed["tools"]} == {"from the cache"}
-    assert (greeting, hit) == (first[0], first[2])  # and the SDK took over for the search
-    cached.write_text("{not json")
-    assert asyncio.run(start()) == first           # a damaged cache: the SDK answers
+    assert (greeting, hit) == (learned[0], learned[2])  # and the SDK took over for the search
 
 
 def test_every_change_while_the_server_runs_is_in_the_next_answer(cli, sample_tree, tmp_path):
