@@ -13,7 +13,7 @@ class Vectors:
     the bindings change shape. Any failure inside Chroma becomes one DamagedIndex line."""
     TENANT, DATABASE = "default_tenant", "default_database"
 
-    def __init__(self, folder, create=False):
+    def __init__(self, folder, create=False, nothing_stored=False):
         self.folder = Path(folder)
         self.public = None
         self.rust = None
@@ -33,9 +33,15 @@ class Vectors:
                 warn(f"chromadb's engine bindings differ from what this tool knows ({e}); "
                      f"using its slower public client")
             else:
-                found = self.guard("opening the collection", bindings.get_collection,
-                                   COLLECTION, self.TENANT, self.DATABASE)
-                self.rust, self.id, self.config = bindings, str(found.id), found.configuration
+                try:
+                    found = self.guard("opening the collection", bindings.get_collection,
+                                       COLLECTION, self.TENANT, self.DATABASE)
+                    self.rust, self.id, self.config = bindings, str(found.id), found.configuration
+                except DamagedIndex as e:
+                    # a first build killed after chromadb made its database, before the
+                    # collection: no vector is lost, and a writer makes the collection below
+                    if not (create and nothing_stored and "does not exist" in str(e)):
+                        raise
         if self.rust is None:
             self.public = self.guard("opening the collection", self.open_public)
             self.config = self.public.configuration

@@ -122,7 +122,8 @@ class Store:
     def collection(self):
         """Chroma, created on a writer's first use (a reader finding none is told so)."""
         if self._collection is None:
-            self._collection = Vectors(self.folder / "chroma", create=self.writer)
+            self._collection = Vectors(self.folder / "chroma", create=self.writer,
+                                       nothing_stored=not self.embedded_count())
         return self._collection
 
     writer = False                # set by the process that holds the writer lock

@@ -173,6 +173,28 @@ def test_query_vectors_match_sentence_transformers(onnx_export, precision, floor
 
 
 # ----------------------------------------------------------------------------- kills
+def test_a_build_killed_before_chroma_made_its_collection_is_finished_by_the_next(
+        cli, sample_tree, tmp_path):
+    """A kill -9 after chromadb made chroma.sqlite3 and before it made the collection (seen
+    once in the test below) left an index every run called damaged. The next plain run
+    makes the collection and finishes, as it restores a lost collection's stored vectors."""
+    import sqlite3
+
+    import chromadb
+    db, fresh = tmp_path / "db", tmp_path / "fresh"
+    cli.index(sample_tree, db)
+    cli.index(sample_tree, fresh)
+    chromadb.PersistentClient(path=str(db / "chroma")).delete_collection("chunks")
+    with sqlite3.connect(db / "index.sqlite") as con:             # as the killed build left it
+        con.execute("UPDATE windows SET embedded=0")
+    cli.run("index.py", "--source", sample_tree, "--db", db)
+    assert_same_index(db, fresh)
+    chromadb.PersistentClient(path=str(db / "chroma")).delete_collection("chunks")
+    restored = cli.run("index.py", "--source", sample_tree, "--db", db)   # vectors were stored
+    assert "42 windows to restore" in restored.stderr
+    assert_same_index(db, fresh)
+
+
 @pytest.mark.parametrize("mode", ["foreground", "background", "hook"])
 def test_a_kill_at_any_moment_converges_to_a_fresh_build(cli, sample_tree, tmp_path, mode):
     bulk(sample_tree, files=80)
