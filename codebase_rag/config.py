@@ -102,7 +102,8 @@ LINES = _setting("LINES", 16, "lines of each result to show, in print and in JSO
                  "(-1: the whole chunk)", flag="--lines", bounds=(-1, None))
 MODE = _setting("MODE", "hybrid", "ranking: embeddings, BM25 keywords, or both fused",
                 flag="--mode", choices=("vector", "lexical", "hybrid"))
-RRF_K = _setting("RRF_K", 20.0, "reciprocal rank fusion constant", bounds=(0, None))
+VECTOR_SHARE = _setting("VECTOR_SHARE", 0.55, "how much nearness in meaning counts against "
+                        "keywords when the two are fused (1: embeddings alone)", bounds=(0, 1))
 NAME_WEIGHT = _setting("NAME_WEIGHT", 8.0, "BM25 weight of a member's own names against "
                        "the rest of its text", bounds=(0, None))
 TEST_WEIGHT = _setting("TEST_WEIGHT", 0.5, "how much a member of test code counts against "
@@ -137,7 +138,9 @@ PACKAGED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d
 DIM = 384                     # MiniLM's vector size
 MAX_TOKENS = 256              # MiniLM's window (word pieces, with [CLS] and [SEP])
 HEADER_TOKENS = 64            # a longer header (doc comment) is shortened to this
-CANDIDATES = 60               # per ranking, before fusion
+CANDIDATES = 60               # members nearest in meaning, before fusion
+KEYWORD_SCORES = 200          # members scored by keywords: the candidates among them, and
+                              # the keyword half of the nearest ones
 # never walked, whatever the language (each language adds its own: chunkers.LANGUAGES)
 DEFAULT_EXCLUDES = [".git/", "node_modules/", INDEX_DIRNAME + "/"]
 COLLECTION = "chunks"

@@ -17,7 +17,8 @@ from .chunkers import ChunkerLimit
 from .errors import UsageError, one_line, printable, warn
 from .lock import HOLDER, has_pending, record_holder, take_pending, take_refresh, writer_lock
 from .store import FileIndex, IndexedChunk
-from .text import cache_key, chunk_body, chunk_header, chunk_text, lexical_text, text_key, windows
+from .text import cache_key, chunk_body, chunk_header, chunk_text, lexical_text, \
+    member_windows, text_key
 from .walk import inside, read_source, walk
 
 FILES_PER_WRITE = 200         # step 1 commits this often, so a query soon sees the first files
@@ -50,7 +51,8 @@ def build_file(rel, text, count_tokens):
         row = IndexedChunk(cid, rel, language, c.namespace, c.cls, c.member, c.kind,
                            c.start_line, c.end_line, c.signature, chunk_text(lines, c))
         rows.append((row, lexical_text(rel, c, row.text)))
-        texts = windows(chunk_header(rel, c), chunk_body(lines, c), count_tokens)
+        texts = member_windows(chunk_header(rel, c), chunk_body(lines, c), c.signature,
+                               count_tokens)
         for w, wtext in enumerate(texts):
             window_texts.append((f"{cid}.{w}", cid, w, wtext.lstrip("\n")))
     return rows, window_texts, getattr(chunks, "parse_errors", 0)

@@ -24,6 +24,7 @@ from .indexer import Indexer, chunk_file, stat_or_none, tree_work, write_under_l
 from .languages import LANGUAGES, by_language, language_for
 from .lock import detach, is_locked, request_refresh
 from .store import Store, open_store_afresh
+from .text import TEXT_FORMAT
 from .walk import Ignore, read_source, walk
 
 
@@ -103,12 +104,13 @@ def open_for_write(db, source, model, rebuild=False):
 
 
 def rechunk_changed_languages(store):
-    """Files of a language whose chunker changed since the index was built are read and
-    chunked again by this run; their vectors come back from the cache."""
-    versions = {lang.name: lang.version for lang in LANGUAGES}
+    """Files of a language whose chunker changed since the index was built, or of every
+    language if the texts the model reads changed shape, are read and chunked again by this
+    run; the vectors of windows whose text stayed come back from the cache."""
+    versions = {lang.name: lang.version for lang in LANGUAGES} | {"text": TEXT_FORMAT}
     known = json.loads(store.meta("chunkers", "{}"))
-    changed = tuple(ext for lang in LANGUAGES if known.get(lang.name) != lang.version
-                    for ext in lang.extensions)
+    changed = tuple(ext for lang in LANGUAGES if known.get(lang.name) != lang.version or
+                    known.get("text") != TEXT_FORMAT for ext in lang.extensions)
     store.forget_shas(lambda path: path.endswith(changed))
     store.set_meta(chunkers=json.dumps(versions))
 

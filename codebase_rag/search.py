@@ -1,13 +1,13 @@
-"""Search: the question's vector ranking and a BM25 keyword ranking, fused by reciprocal
-rank, adjusted by two priors, without overlapping duplicates. It takes the question's
+"""Search: the members nearest the question's vector and the best by BM25 keywords, their
+scores fused, adjusted by two priors, without overlapping duplicates. It takes the question's
 vector and a source of nearest windows (nearest.py); it embeds nothing and opens nothing."""
 import fnmatch
 import functools
 import re
 from dataclasses import dataclass
 
-from .config import CANDIDATES, CONFIDENT, K, MODE, NAME_WEIGHT, RRF_K, SHORT_LINES, \
-    SHORT_WEIGHT, TEST_WEIGHT
+from .config import CANDIDATES, CONFIDENT, K, KEYWORD_SCORES, MODE, NAME_WEIGHT, SHORT_LINES, \
+    SHORT_WEIGHT, TEST_WEIGHT, VECTOR_SHARE
 from .languages import language_for
 from .nearest import distances_for
 from .store import IndexedChunk
@@ -24,18 +24,26 @@ class Hit:
     stale: bool = False           # its file changed since, in a way the query could not absorb
 
 
-def lexical_ranking(store, question, n):
-    """[chunk id] best first, by BM25 over identifier-split text."""
+def lexical_scores(store, question, n):
+    """{chunk id: BM25 score, higher is better} of the n best by keywords."""
     match = fts_query(question)
-    return store.lexical_search(match, NAME_WEIGHT, n) if match else []
+    return dict(store.lexical_search(match, NAME_WEIGHT, n)) if match else {}
 
 
-def fuse(rankings, rrf_k=RRF_K):
-    """{chunk id: score} by reciprocal rank fusion of several rankings (each best first)."""
+def fuse(cosines, bm25, share=VECTOR_SHARE):
+    """{chunk id: score}, a convex combination of each candidate's cosine to the question and
+    its BM25 score, each as a fraction of the best one's. Unlike a fusion of ranks it keeps
+    the margins: a member much nearer in meaning than the rest stays ahead of members that
+    are a little better on both. A member with no vector yet (just written, or a build
+    still embedding) counts as near as its keywords are good: never pushed out for lacking
+    one."""
+    top_cos = max(cosines.values(), default=0.0) or 1.0
+    top_bm25 = max(bm25.values(), default=0.0) or 1.0
     scores = {}
-    for ranking in rankings:
-        for rank, cid in enumerate(ranking):
-            scores[cid] = scores.get(cid, 0.0) + 1.0 / (rrf_k + rank + 1)
+    for cid in cosines.keys() | bm25.keys():
+        keywords = bm25.get(cid, 0.0) / top_bm25
+        meaning = max(0.0, cosines[cid] / top_cos) if cid in cosines else keywords
+        scores[cid] = share * meaning + (1 - share) * keywords
     return scores
 
 
@@ -67,20 +75,20 @@ def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None, langu
     match path_glob and of one language, if given. qvec None (no model yet): keywords only,
     without distances; a member with no vector yet has none either. nearest: a source of
     nearest windows."""
-    n = CANDIDATES * (4 if path_glob or language else 1)
-    vector = nearest.nearest(qvec, n) if mode != "lexical" and qvec is not None else []
-    lexical = lexical_ranking(store, question, n) if mode != "vector" else []
-    scores = fuse([[cid for cid, _ in vector], lexical])
-    if vector and store.embedded_count() < store.count("windows"):
-        # a member with no vector yet (just written, or a build still embedding) ranks as
-        # if its vector placed it where its keywords do: never pushed out for lacking one
-        have = store.chunks_with_vectors(lexical)
-        for rank, cid in enumerate(lexical):
-            if cid not in have:
-                scores[cid] += 1.0 / (RRF_K + rank + 1)
+    wide = 4 if path_glob or language else 1
+    vector = dict(nearest.nearest(qvec, CANDIDATES * wide)) \
+        if mode != "lexical" and qvec is not None else {}
+    # keywords score more members than become candidates: a member found by meaning alone
+    # still gets its keyword score, since the fusion needs both halves of each candidate
+    bm25 = lexical_scores(store, question, KEYWORD_SCORES * wide) if mode != "vector" else {}
+    candidates = vector.keys() | list(bm25)[:CANDIDATES * wide]
+    if qvec is not None:
+        vector.update(distances_for(store, qvec, [c for c in candidates if c not in vector]))
+    share = {"vector": 1.0, "lexical": 0.0}.get(mode, VECTOR_SHARE if qvec is not None else 0.0)
+    scores = fuse({c: 1.0 - vector[c] for c in candidates if c in vector},
+                  {c: bm25[c] for c in candidates if c in bm25}, share)
     rows = store.chunk_rows(scores)
     scores = rescore(scores, rows, question)
-    distance = dict(vector)
     results = []
     for cid in sorted(scores, key=lambda c: -scores[c]):
         row = rows.get(cid)
@@ -93,11 +101,8 @@ def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None, langu
         results.append(row)
         if len(results) == k:
             break
-    missing = [r.id for r in results if r.id not in distance]
-    if missing and qvec is not None:
-        distance.update(distances_for(store, qvec, missing))
     hits = []
     for r in results:
-        dist = round(distance[r.id], 4) if r.id in distance else None  # None: no vector yet
+        dist = round(vector[r.id], 4) if r.id in vector else None  # None: no vector yet
         hits.append(Hit(r, dist, dist is not None and dist <= CONFIDENT))
     return hits

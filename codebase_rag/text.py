@@ -3,7 +3,9 @@ indexer and the search must agree on all of it, so it lives in one place.
 
 A chunk is embedded as a header (where it lives, what it is, its doc comment) followed by
 its code. A long member is cut into several windows, each led by the same header, so
-that no part of its body is silently truncated.
+that no part of its body is silently truncated. One more window holds the header and the
+signature alone: a question that says what a member is, as its doc comment would, lies
+nearer that than any of its code (bench/RESULTS-quality.md).
 """
 import hashlib
 import re
@@ -12,7 +14,8 @@ from pathlib import Path
 from .config import HEADER_PARTS, HEADER_TOKENS, MAX_TOKENS
 
 
-TEXT_FORMAT = "1"             # bump when what the model reads for a chunk changes shape
+TEXT_FORMAT = "2"             # bump when what the model reads for a chunk changes shape:
+                              # every file is chunked again on the next run
 
 
 def text_key(text):
@@ -95,6 +98,18 @@ def windows(header, body, count_tokens):
     if current or not out:
         out.append(current)
     return [header + "\n" + "\n".join(w) for w in out]
+
+
+def member_windows(header, body, signature, count_tokens):
+    """Every window of a member: its code's, then the one of its header and signature (none
+    for code without a signature, such as top-level statements, nor when it would repeat
+    the only window of a one-line member)."""
+    texts = windows(header, body, count_tokens)
+    if signature:
+        name = windows(header, signature, count_tokens)[0]
+        if name not in texts:
+            texts.append(name)
+    return texts
 
 
 # -- the keyword index

@@ -11,6 +11,7 @@ import pytest
 from codebase_rag.chunkers import Chunk
 from codebase_rag.languages import LANGUAGES, Language, chunk_source, language_for
 from codebase_rag.runs import index_tree
+from codebase_rag.text import TEXT_FORMAT
 from codebase_rag.walk import Ignore, walk
 
 
@@ -90,15 +91,19 @@ def tree(tmp_path):
     return src
 
 
+@pytest.mark.parametrize("made_by", [
+    '{"csharp": 0, "text": "%s"}' % TEXT_FORMAT,     # an older C# chunker
+    '{"csharp": %d}' % LANGUAGES[0].version])        # texts of another shape (no name window)
 def test_a_changed_chunker_chunks_its_files_again_and_reuses_their_vectors(tree, tmp_path,
-                                                                           word_embedder):
+                                                                           word_embedder,
+                                                                           made_by):
     db = tmp_path / "db"
     index_tree(str(tree), str(db), progress=False, embedder=word_embedder)
     assert summary_counts(index_tree(str(tree), str(db), progress=False,
                                      embedder=word_embedder)) == (0, 0, 0)
     con = sqlite3.connect(db / "index.sqlite")
-    with con:                              # as if the index was made by an older C# chunker
-        con.execute("""UPDATE meta SET value='{"csharp": 0}' WHERE key='chunkers'""")
+    with con:                              # as if the index was made by an older version
+        con.execute("UPDATE meta SET value=? WHERE key='chunkers'", (made_by,))
     con.close()
     line = index_tree(str(tree), str(db), progress=False, embedder=word_embedder)
     assert summary_counts(line) == (2, 0, 0)          # both files chunked again, the same
@@ -114,7 +119,7 @@ def test_an_index_of_an_older_format_is_upgraded_by_a_plain_run(tree, tmp_path,
         con.execute("UPDATE meta SET value='3' WHERE key='schema'")
     con.close()
     line = index_tree(str(tree), str(db), progress=False, embedder=word_embedder)
-    assert summary_counts(line) == (2, 0, 3)
+    assert summary_counts(line) == (2, 0, 6)       # 3 members: code and signature windows
     assert "upgrading the index" in capsys.readouterr().err
 
 

@@ -84,7 +84,7 @@ def test_a_write_replaces_a_files_chunks_and_vectors_whole(store):
     assert write(store, FileIndex("B.cs")) == (0, 0, 1)              # removed
     assert chroma_ids(store) == ["A.cs#0.0"] and list(store.manifest()) == ["A.cs"]
     assert store.embedded_count() == 1 and store.count("chunks") == 1
-    assert store.lexical_search('"load"', 8.0, 10) == ["A.cs#0"]
+    assert [c for c, _ in store.lexical_search('"load"', 8.0, 10)] == ["A.cs#0"]
     assert store.lexical_search('"save"', 8.0, 10) == []
 
 
@@ -93,7 +93,7 @@ def test_new_windows_wait_and_first_windows_go_first(store):
     f.windows.append(("A.cs#0.1", "A.cs#0", 1, "key-Load-2", "method Load, later lines"))
     store.replace_files([f])
     assert store.count("windows") == 3 and store.embedded_count() == 0
-    assert store.lexical_search('"save"', 8.0, 10) == ["A.cs#1"]  # keywords work at once
+    assert [c for c, _ in store.lexical_search('"save"', 8.0, 10)] == ["A.cs#1"]  # keywords work at once
     assert [w for w, _, _ in store.pending_windows(10)] == ["A.cs#0.0", "A.cs#1.0", "A.cs#0.1"]
     assert store.first_windows_pending()
     store.upsert_windows(["A.cs#0.0", "A.cs#1.0"], [vector_of("a"), vector_of("b")])

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from codebase_rag.text import chunk_body, chunk_header, windows
+from codebase_rag.text import chunk_body, chunk_header, member_windows, windows
 from codebase_rag.chunkers import csharp
 from codebase_rag.config import HEADER_PARTS, MAX_TOKENS
 from codebase_rag.export import packaged_model_dir
@@ -33,8 +33,8 @@ def embedded_texts(src, count_tokens, rel="Game/Energy.cs", parts=HEADER_PARTS):
     """The texts the indexer embeds for each chunk of src, as {member: [texts]}."""
     src = textwrap.dedent(src).lstrip("\n")
     lines = src.split("\n")
-    return {c.member: windows(chunk_header(rel, c, parts), chunk_body(lines, c),
-                                    count_tokens)
+    return {c.member: member_windows(chunk_header(rel, c, parts), chunk_body(lines, c),
+                                     c.signature, count_tokens)
             for c in csharp.chunk(src)}
 
 
@@ -60,7 +60,11 @@ def test_a_documented_method_reads_header_doc_attributes_and_code(count_tokens):
         "        public int RefillTimers(DateTime now)\n"
         "        {\n"
         "            return 0;\n"
-        "        }"]}
+        "        }",
+        # and what it is, apart from how it is written: the header and the signature
+        "Game/Energy.cs | Game.EnergySystem | method RefillTimers (refill timers)\n"
+        "Gives back one point per elapsed timer.\n"
+        "public int RefillTimers(DateTime now)"]}
 
 
 def test_header_parts_can_be_left_out(count_tokens):
@@ -125,10 +129,12 @@ def test_a_long_doc_comment_is_shortened_so_code_still_fits(count_tokens, tokeni
             }}
         }}
         ''', count_tokens)["Explain"]
-    assert len(texts) == 1
-    assert texts[0].startswith("Game/Energy.cs | Docs | method Explain (explain)\ndetail0 detail1")
+    assert len(texts) == 2                                  # the code's, and the signature's
+    assert all(t.startswith("Game/Energy.cs | Docs | method Explain (explain)\ndetail0 detail1")
+               for t in texts)
     assert texts[0].endswith("void Explain()\n    {\n        Say();\n    }")
-    assert len(tokenizer.encode(texts[0]).ids) <= MAX_TOKENS
+    assert texts[1].endswith("detail2\nvoid Explain()")
+    assert all(len(tokenizer.encode(t).ids) <= MAX_TOKENS for t in texts)
 
 
 def test_a_nesting_too_deep_for_a_window_keeps_the_header_end_and_the_code(count_tokens,
@@ -137,16 +143,16 @@ def test_a_nesting_too_deep_for_a_window_keeps_the_header_end_and_the_code(count
     # the same header and no code; its end (the innermost class and the member) is kept
     texts = embedded_texts("".join(f"class C{i} {{\n" for i in range(300)) +
                            "void Inner() { Work(); }\n" + "}\n" * 300, count_tokens)["Inner"]
-    assert len(texts) == 1
-    header, code = texts[0].split("\n", 1)
+    assert [t.split("\n", 1)[1] for t in texts] == ["void Inner() { Work(); }", "void Inner()"]
+    header = texts[0].split("\n", 1)[0]
     assert header.startswith("…") and header.endswith("C298.C299 | method Inner (inner)")
-    assert code == "void Inner() { Work(); }"
-    assert len(tokenizer.encode(texts[0]).ids) <= MAX_TOKENS
+    assert all(len(tokenizer.encode(t).ids) <= MAX_TOKENS for t in texts)
 
 
 def test_an_oversized_file_without_members_is_split_the_same_way(count_tokens, tokenizer):
     values = ",\n".join(f"    Value{i} = {i}" for i in range(400))
-    texts = embedded_texts(f"enum Big\n{{\n{values}\n}}\n", count_tokens)["Big"]
+    *texts, signature = embedded_texts(f"enum Big\n{{\n{values}\n}}\n", count_tokens)["Big"]
+    assert signature == "Game/Energy.cs |  | enum Big (big)\nenum Big"
     assert len(texts) > 3
     assert all(t.startswith("Game/Energy.cs |  | enum Big (big)\n") for t in texts)   # no namespace
     assert all(len(tokenizer.encode(t).ids) <= MAX_TOKENS for t in texts)
@@ -185,3 +191,14 @@ def test_the_keyword_index_holds_names_split_and_whole():
                             "RefillTimers", "EnergySystem", "EnergySystem"]
     assert "Energy/EnergySystem.cs Game method" in body
     assert "max energy" in body and "max_energy" in body        # split, and whole
+
+
+def test_code_without_a_signature_has_no_window_of_its_own(count_tokens):
+    from codebase_rag.chunkers import python
+    src = "import sys\nprint(sys.argv)\n\n\ndef main():\n    return 0\n"
+    lines = src.split("\n")
+    texts = {c.member: member_windows(chunk_header("run.py", c), chunk_body(lines, c),
+                                      c.signature, count_tokens) for c in python.chunk(src, ".py")}
+    top_level = [t for member, t in texts.items() if member != "main"]
+    assert [len(t) for t in top_level] == [1]           # module-level code: its code alone
+    assert texts["main"][1] == "run.py |  | function main (main)\ndef main()"
