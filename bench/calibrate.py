@@ -27,6 +27,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from codebase_rag.config import LINES  # noqa: E402
 from codebase_rag.render import print_results  # noqa: E402
+from codebase_rag.search import Hit  # noqa: E402
+from codebase_rag.store import IndexedChunk  # noqa: E402
+
+
+def as_hits(results):
+    """JSON results back as the Hits query.py printed them from."""
+    return [Hit(IndexedChunk("", r["file"], r["language"], r["namespace"], r["class"],
+                             r["member"], r["kind"], r["start_line"], r["end_line"],
+                             r["signature"], r["text"]), r["distance"], r["confident"])
+            for r in results]
 
 
 def percentiles(values, points=(5, 25, 50, 75, 95)):
@@ -65,7 +75,7 @@ def main():
         for q, results in zip(per_query, ask(db, batch)):
             whole = len((Path(corpus) / q["file"]).read_text(encoding="utf-8", errors="replace")) / 4
             buf = io.StringIO()
-            print_results(results, LINES, out=buf)
+            print_results(as_hits(results), LINES, out=buf)
             savings.append((whole, len(json.dumps(results)) / 4, len(buf.getvalue()) / 4))
     rows += [("all dev questions, rank 1 is the answer", hits),
              ("all dev questions, rank 1 is not", misses), ("all off-topic", off)]

@@ -18,6 +18,7 @@ from conftest import SAMPLE, assert_same_index
 from team_proxy import Drip, Proxy
 
 QUESTION = "how does the energy system refill timers?"
+WINDOWS = 80                  # the sample's windows: 42 of code, 38 of members' signatures
 
 
 def free_port():
@@ -88,11 +89,11 @@ def warnings(proc):
 def test_a_second_clone_embeds_nothing_a_teammate_embedded(cli, server, tmp_path):
     first, second = clone(tmp_path, "first"), clone(tmp_path, "second")
     one = build(cli, first, tmp_path / "db1", server.url)
-    assert embedded(one) == 42 and server.collection().count() == 42
+    assert embedded(one) == WINDOWS and server.collection().count() == WINDOWS
     two = build(cli, second, tmp_path / "db2", server.url)
-    assert embedded(two) == 0 and "42 from the team cache" in two.stdout, two.stdout
+    assert embedded(two) == 0 and f"{WINDOWS} from the team cache" in two.stdout, two.stdout
     assert warnings(two) == []
-    assert "42 windows of the last build came from the team cache" in \
+    assert f"{WINDOWS} windows of the last build came from the team cache" in \
         cli.run("index.py", "--db", tmp_path / "db2", "--status").stdout
     a, b = json.dumps(cli.query(tmp_path / "db1", QUESTION, "-k", "5")), \
         json.dumps(cli.query(tmp_path / "db2", QUESTION, "-k", "5"))
@@ -106,7 +107,7 @@ def test_only_vectors_cross_the_network(cli, server, tmp_path):
     build(cli, clone(tmp_path, "first"), tmp_path / "db1", server.url)
     got = server.collection().get(include=["embeddings", "documents", "metadatas"])
     assert all(len(i) == 40 and int(i, 16) >= 0 for i in got["ids"])    # text hashes
-    assert got["documents"] == [None] * 42 and got["metadatas"] == [None] * 42
+    assert got["documents"] == [None] * WINDOWS and got["metadatas"] == [None] * WINDOWS
     identity = server.collection().metadata
     assert identity["model"].endswith("all-MiniLM-L6-v2") and identity["dim"] == 384
 
@@ -115,7 +116,7 @@ def test_push_only_warms_the_cache_and_keeps_no_index(cli, server, tmp_path):
     tree = clone(tmp_path, "ci")
     pushed = cli.run("index.py", "--source", tree, "--server", server.url, "--push-only")
     assert "pushed" in pushed.stdout and "no local index kept" in pushed.stdout
-    assert not (tree / ".codebase-rag").exists() and server.collection().count() == 42
+    assert not (tree / ".codebase-rag").exists() and server.collection().count() == WINDOWS
     assert embedded(build(cli, clone(tmp_path, "dev"), tmp_path / "db", server.url)) == 0
 
 
@@ -132,7 +133,7 @@ def test_two_builds_against_one_server_at_once(cli, server, tmp_path):
     cli.index(trees[0], fresh)
     for i in range(2):
         assert_same_index(tmp_path / f"db{i}", fresh)
-    assert server.collection().count() == 42
+    assert server.collection().count() == WINDOWS
 
 
 # ----------------------------------------------------------------------------- faults
@@ -171,10 +172,10 @@ def test_a_bad_token_is_one_clear_line(cli, server, tmp_path):
     bad = build(cli, tree, tmp_path / "bad", guarded.url, CODEBASE_RAG_SERVER_TOKEN="wrong")
     [line] = warnings(bad)
     assert "refused the token" in line and "CODEBASE_RAG_SERVER_TOKEN" in line
-    assert embedded(bad) == 42
+    assert embedded(bad) == WINDOWS
     good = build(cli, clone(tmp_path, "other"), tmp_path / "good", guarded.url,
                  CODEBASE_RAG_SERVER_TOKEN="team-secret")
-    assert warnings(good) == [] and server.collection().count() == 42
+    assert warnings(good) == [] and server.collection().count() == WINDOWS
 
 
 def test_a_slow_server_never_hangs_a_build(cli, server, tmp_path):
@@ -183,7 +184,7 @@ def test_a_slow_server_never_hangs_a_build(cli, server, tmp_path):
                  CODEBASE_RAG_SERVER_TIMEOUT="1")
     [line] = warnings(proc)
     assert "timed out" in line.lower() or "timeout" in line.lower(), line
-    assert embedded(proc) == 42
+    assert embedded(proc) == WINDOWS
 
 
 def test_another_models_collection_and_vectors_of_another_size_are_refused(cli, server,
@@ -198,13 +199,13 @@ def test_another_models_collection_and_vectors_of_another_size_are_refused(cli, 
     other.add(ids=ids, embeddings=[[0.5] * 384] * len(ids))
     proc = build(cli, clone(tmp_path, "second"), tmp_path / "db2", server.url)
     [line] = warnings(proc)
-    assert "another/model" in line and embedded(proc) == 42
+    assert "another/model" in line and embedded(proc) == WINDOWS
     client.delete_collection(name)
     small = client.create_collection(name, metadata=col.metadata)
     small.add(ids=ids, embeddings=[[0.5] * 8] * len(ids))
     proc = build(cli, clone(tmp_path, "third"), tmp_path / "db3", server.url)
     [line] = warnings(proc)
-    assert "8 dimensions" in line and embedded(proc) == 42
+    assert "8 dimensions" in line and embedded(proc) == WINDOWS
 
 
 def test_a_poisoned_cache_is_caught_by_the_sample_check(cli, server, tmp_path):
@@ -231,7 +232,7 @@ KEY = "the team's shared secret"
 
 def fill(cli, tmp_path, url, **env):
     """A first clone embeds the sample tree and fills the server."""
-    assert embedded(build(cli, clone(tmp_path, "first"), tmp_path / "db1", url, **env)) == 42
+    assert embedded(build(cli, clone(tmp_path, "first"), tmp_path / "db1", url, **env)) == WINDOWS
 
 
 def fresh_build(cli, tree, tmp_path):
@@ -285,7 +286,7 @@ def test_with_a_key_no_poisoned_record_reaches_the_index(cli, server, tmp_path):
     wrong = build(cli, clone(tmp_path, "third"), tmp_path / "db3", server.url,
                   CODEBASE_RAG_SERVER_KEY="another key")
     [line] = warnings(wrong)
-    assert "dropped 42 records" in line and "key check" in line and embedded(wrong) == 42
+    assert "dropped WINDOWS records" in line and "key check" in line and embedded(wrong) == WINDOWS
 
 
 def test_a_server_that_lies_after_some_lookups_is_caught(cli, server, tmp_path):
@@ -314,7 +315,7 @@ def test_check_finds_and_no_team_cache_repairs_what_a_trusted_cache_planted(cli,
     assert warnings(proc) == [] and embedded(proc) == 0
     assert "trusted as is" in cli.run("index.py", "--db", db, "--status").stdout
     check = cli.run("index.py", "--db", db, "--check", check=False)
-    assert check.returncode == 1 and "1 of 42 sampled vectors that the team cache supplied " \
+    assert check.returncode == 1 and "1 of WINDOWS sampled vectors that the team cache supplied " \
         "differ" in check.stderr and "--rebuild --no-team-cache" in check.stderr, check.stderr
     cli.index(tree, db, "--rebuild", "--no-team-cache")
     assert "index OK" in cli.run("index.py", "--db", db, "--check").stdout
@@ -326,7 +327,7 @@ def test_an_index_from_before_the_origin_table_keeps_working(cli, server, tmp_pa
     tree, db = clone(tmp_path, "second"), tmp_path / "db2"
     build(cli, tree, db, server.url)
     con = sqlite3.connect(db / "index.sqlite")
-    assert con.execute("SELECT COUNT(*) FROM vectors WHERE team=1").fetchone() == (42,)
+    assert con.execute("SELECT COUNT(*) FROM vectors WHERE team=1").fetchone() == (WINDOWS,)
     con.execute("ALTER TABLE vectors DROP COLUMN team")   # as the version before left it
     con.commit()
     con.close()
@@ -367,7 +368,7 @@ def test_a_broken_answer_is_one_warning(cli, server, tmp_path, answer, says):
     proc = build(cli, clone(tmp_path, "tree"), tmp_path / "db",
                  Proxy(server.url, corrupt=answer).url)
     [line] = warnings(proc)
-    assert says in line and embedded(proc) == 42, line
+    assert says in line and embedded(proc) == WINDOWS, line
 
 
 def test_a_dripping_server_is_cut_off_at_the_deadline(cli, server, tmp_path):
@@ -377,7 +378,7 @@ def test_a_dripping_server_is_cut_off_at_the_deadline(cli, server, tmp_path):
                  CODEBASE_RAG_SERVER_TIMEOUT="2")
     took = time.monotonic() - started
     [line] = warnings(proc)
-    assert "no complete answer within 2 s" in line and embedded(proc) == 42, line
+    assert "no complete answer within 2 s" in line and embedded(proc) == WINDOWS, line
     assert took < 40, took                            # the answer alone would drip for 50 s
 
 
@@ -400,7 +401,7 @@ def test_credentials_in_the_url_are_used_and_never_shown(cli, server, tmp_path):
     guarded = Proxy(server.url, basic="alice:s3cret-pw")
     with_creds = guarded.url.replace("http://", "http://alice:s3cret-pw@")
     proc = build(cli, clone(tmp_path, "tree"), tmp_path / "db", with_creds)
-    assert warnings(proc) == [] and server.collection().count() == 42
+    assert warnings(proc) == [] and server.collection().count() == WINDOWS
     assert guarded.seen[-1].startswith("Basic ")
     wrong = guarded.url.replace("http://", "http://alice:wrong-pw@")
     bad = build(cli, clone(tmp_path, "other"), tmp_path / "bad", wrong)
