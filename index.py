@@ -77,7 +77,6 @@ def parse_args(argv):
 def run(args):
     # imported here, so that the hook (main) loads only what it needs
     from codebase_rag.check import check_index, describe, read_only_note
-    from codebase_rag.mcp_server import learn_handshake_later
     from codebase_rag.reader import status
     from codebase_rag.runs import (apply_queue, chunk_record, dry_run, index_tree, locate,
                                    push_only, reindex_files, start_background)
@@ -102,6 +101,10 @@ def run(args):
     if args.push_only:
         print(push_only(args.source, args.server, args.exclude, args.model, not args.quiet))
         return 0
+    if args.background:
+        print(start_background(args.source, args.db, args.exclude, args.model, args.server,
+                               args.rebuild))
+        return 0
     if args.status:
         print(status(locate(args.source, args.db)[1]))
         return 0
@@ -115,19 +118,14 @@ def run(args):
         if not problems:
             print(f"index OK: {db}: {describe(db)}")
         return 1 if problems else 0
-    if args.background:
-        print(start_background(args.source, args.db, args.exclude, args.model, args.server,
-                               args.rebuild))
-    else:
-        if args.no_team_cache:
-            from codebase_rag.check import forget_team_vectors
-            args.server = None
-            forgotten = forget_team_vectors(locate(args.source, args.db)[1])
-            if forgotten and not args.quiet:
-                warn(f"embedding here the {forgotten:,} vectors the team cache supplied")
-        print(index_tree(args.source, args.db, args.model, args.exclude, args.rebuild,
-                         progress=not args.quiet, detached=args.detached, server=args.server))
-    learn_handshake_later()              # so the MCP server's first start answers at once
+    if args.no_team_cache:
+        from codebase_rag.check import forget_team_vectors
+        args.server = None
+        forgotten = forget_team_vectors(locate(args.source, args.db)[1])
+        if forgotten and not args.quiet:
+            warn(f"embedding here the {forgotten:,} vectors the team cache supplied")
+    print(index_tree(args.source, args.db, args.model, args.exclude, args.rebuild,
+                     progress=not args.quiet, detached=args.detached, server=args.server))
     return 0
 
 

@@ -8,7 +8,6 @@ first lines, numbered. The index is found by walking up from the current directo
 work happens in the codebase_rag package (embed the question -> search -> print); this
 command parses flags, calls it and turns every expected failure into one line.
 """
-import argparse
 import os
 import sys
 
@@ -46,17 +45,12 @@ def parse_args(argv):
                    help="serve the index to an agent over MCP (stdio): tools search_code, "
                         "find_related, index_status, reindex; register it with: claude mcp "
                         "add codebase-rag -- PYTHON query.py --mcp")
-    p.add_argument("--learn-handshake", action="store_true", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
 def run(args):
     if config.PROBLEMS:
         raise UsageError(config.PROBLEMS[0])
-    if args.learn_handshake:
-        from codebase_rag.mcp_server import learn_handshake
-        learn_handshake()
-        return 0
     if args.mcp:
         from codebase_rag.mcp_server import serve
         serve(args.db)

@@ -323,9 +323,8 @@ async def mcp_calls(code, tree, questions, rounds, edit=None, warm_timeout=120):
 def handshakes(code, tree, runs, firsts=3):
     """Process start to the `tools/list` answer, raw JSON-RPC lines on the server's stdin
     (measured by the client, so an upper bound of the server's own time): `firsts` first
-    starts on a machine whose cache holds no answers (the SDK answers), `firsts` first
-    starts after an `index.py --background` in the tree (which has a detached process learn
-    the answers), then `runs` later starts."""
+    starts, each on a machine whose cache holds nothing but the model's export, then `runs`
+    later starts."""
     env = child_env(code)
     machine = Path(env.get("CODEBASE_RAG_CACHE", "~/.cache/codebase-rag")).expanduser()
     hello = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -337,8 +336,7 @@ def handshakes(code, tree, runs, firsts=3):
     def new_machine():
         cache = Path(tempfile.mkdtemp(prefix="hs-cache-"))
         for entry in machine.iterdir():
-            if not entry.name.startswith("mcp-answers-"):
-                (cache / entry.name).symlink_to(entry)     # the model's export, shared
+            (cache / entry.name).symlink_to(entry)         # the model's export, shared
         env["CODEBASE_RAG_CACHE"] = str(cache)
         return cache
 
@@ -357,30 +355,14 @@ def handshakes(code, tree, runs, firsts=3):
         p.wait(timeout=60)
         return wall
 
-    def learned(cache, timeout=60):
-        end = time.time() + timeout
-        while time.time() < end:
-            for f in cache.glob("mcp-answers-*.json"):
-                if "tools/list {}" in f.read_text():
-                    return True
-            time.sleep(0.1)
-        raise speed.Failed("index.py did not have the handshake learned in 60 s")
-
-    unprimed, primed, caches = [], [], []
+    firsts_ms, caches = [], []
     for _ in range(firsts):
         caches.append(new_machine())
-        unprimed.append(start())
-        caches.append(new_machine())
-        subprocess.run([PY, str(code / "index.py"), "--background"], cwd=tree, env=env,
-                       capture_output=True)       # as the SessionStart hook runs it
-        learned(caches[-1])
-        primed.append(start())
+        firsts_ms.append(start())
     later = [start() for _ in range(runs)]
     for cache in caches:
         shutil.rmtree(cache)
-    return {"first_ms": ms(statistics.median(unprimed)),
-            "first_after_index_ms": ms(statistics.median(primed)),
-            "later_ms": [ms(w) for w in later], "later_p50_ms": ms(statistics.median(later)),
+    return {"first_ms": ms(statistics.median(firsts_ms)), "later_ms": [ms(w) for w in later], "later_p50_ms": ms(statistics.median(later)),
             "later_p95_ms": ms(pct(later, 95))}
 
 
@@ -964,17 +946,13 @@ def render(data, args):
                     m["peak_rss_mb"] <= 300)
                 h = g("handshake")
                 row("1d", "MCP handshake: process start to the `tools/list` answer (raw JSON-RPC, "
-                    "timed by the client): later starts (answers the SDK gave before, from "
-                    "the machine's cache) / the first start on a machine after any index.py "
-                    "run (its detached process learned them) / the first start on a machine "
-                    "nothing ran on (the SDK answers) / first search (model and vectors "
-                    "loading)",
+                    "timed by the client): later starts / the first start on a machine / first "
+                    "search (model and vectors loading)",
                     f"p50 {h['later_p50_ms']:.0f} ms, p95 {h['later_p95_ms']:.0f} ms / "
-                    f"{h.get('first_after_index_ms', 0):.0f} ms / "
                     f"{h['first_ms']:.0f} ms / {m['first_search_ms'] / 1000:.2f} s" if h else
                     f"{m['handshake_ms'] / 1000:.2f} s / - / {m['first_search_ms'] / 1000:.2f} s",
                     "-", "-", "handshake ≤ 0.2 s",
-                    h and max(h["later_p95_ms"], h.get("first_after_index_ms", 1e9)) <= 200)
+                    h and max(h["later_p95_ms"], h["first_ms"]) <= 200)
     for i, name in enumerate(("jellyfin", "osu")):
         c = g(f"cold-{name}")
         if c:

@@ -68,8 +68,7 @@ MODEL = _setting("MODEL", None, "sentence-transformers model, a name or a folder
                  "packaged all-MiniLM-L6-v2, else the hub's)", flag="--model", kind=str)
 CACHE = _setting("CACHE", os.path.join(ENV.get("XDG_CACHE_HOME") or "~/.cache",
                                        "codebase-rag"),
-                 "where this machine keeps the model's export, shared by every index, and "
-                 "the MCP server's handshake answers")
+                 "where this machine keeps the model's export, shared by every index")
 # -- indexing
 MAX_FILE_BYTES = _setting("MAX_FILE_BYTES", 1_000_000, "files bigger than this are skipped", bounds=(1, None))
 BATCH = _setting("BATCH", 1, "texts per model call: one at a time (a session per core side "

@@ -3,24 +3,20 @@ SDK (1.x). One Reader lives as long as the server, with every vector in memory, 
 search is a few milliseconds; each question still finds what changed on disk first.
 
 The handshake waits for nothing: importing the SDK alone takes 0.6 s, so `initialize` and
-the tool listing are answered, until the SDK is up, with what the SDK itself answered last
-time (EarlyAnswers). The index and the model load in a worker thread after that, and every
+the tool listing are answered, until the SDK is up, with what the SDK itself answers,
+shipped with the code (EarlyAnswers). The index and the model load in a worker thread after that, and every
 tool runs in that one thread (SQLite connections stay in the thread that opened them) while
 the event loop keeps answering.
 """
 import asyncio
-import hashlib
-import importlib.util
 import io
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import threading
 from pathlib import Path
 
-from .config import CACHE, INDEX_COMMAND, K, LINES, QUERY_PY
+from .config import INDEX_COMMAND, K, LINES, SETTINGS
 from .errors import UsageError, one_line
 from .languages import LANGUAGES
 
@@ -35,31 +31,26 @@ INSTRUCTIONS = (
     "for exact strings.")
 FIXED = ("initialize", "tools/list", "prompts/list", "resources/list",   # their answers
          "resources/templates/list")                                   # never change
+SHIPPED_ANSWERS = Path(__file__).with_name("mcp_answers.json")
 
 
 class EarlyAnswers:
-    """The SDK's own answers to the requests whose answer never changes (initialize, for
-    each protocol version asked, and the listings), kept in the machine's cache under a
-    key of everything they depend on: this file, the SDK's and pydantic's installs, the
-    defaults the tools show. Until the SDK is imported, they answer from here; the first
-    request they cannot answer hands over to the SDK, which is first shown every message
-    it missed, and whose second answers to those are dropped."""
+    """The SDK's own answers to the requests whose answer never changes (initialize, in each
+    protocol version the SDK speaks, and the listings), shipped beside this file
+    (mcp_answers.json; tests/test_mcp.py holds them equal to what the installed SDK says).
+    Until the SDK is imported they answer; the first request they cannot answer hands over
+    to the SDK, which is first shown every message it missed, and whose second answers to
+    those are dropped."""
 
     def __init__(self):
-        parts = [Path(__file__).read_bytes(), repr((K, LINES, LANGUAGE_NAMES, sys.version))]
-        for package in ("mcp", "pydantic"):
-            spec = importlib.util.find_spec(package)
-            st = os.stat(spec.origin) if spec and spec.origin else None
-            parts.append(repr((package, st and (st.st_mtime_ns, st.st_size))))
-        key = hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
-        self.path = Path(CACHE).expanduser() / f"mcp-answers-{key}.json"
         try:
-            self.known = json.loads(self.path.read_text())
+            self.known = json.loads(SHIPPED_ANSWERS.read_text())
         except (OSError, ValueError):
             self.known = {}
+        if (K, LINES) != (SETTINGS["K"].default, SETTINGS["LINES"].default):
+            self.known = {}           # the tools show other defaults: the SDK says them
         self.early = []               # the lines read before the SDK took over
         self.sent = set()             # ids answered from here: the SDK's answers are dropped
-        self.asked = {}               # id -> what a fixed request asked, to learn its answer
 
     @staticmethod
     def what(message):
@@ -72,7 +63,8 @@ class EarlyAnswers:
         return f"{method} {json.dumps(params, sort_keys=True)}"
 
     def answer_early(self, stdin, stdout):
-        """Answer from the cache until a request needs the SDK; False at the end of input."""
+        """Answer from what was shipped until a request needs the SDK; False at the end of
+        input."""
         while line := stdin.readline():
             self.early.append(line.decode("utf-8", "replace"))
             try:
@@ -90,76 +82,18 @@ class EarlyAnswers:
             self.sent.add(json.dumps(message["id"]))
         return False
 
-    def heard(self, line):
-        """A line the SDK reads: remember what a fixed request asked, to learn its answer."""
-        try:
-            message = json.loads(line)
-            if (what := self.what(message)) and what not in self.known:
-                self.asked[json.dumps(message["id"])] = what
-        except (ValueError, AttributeError):
-            pass
-
     def said(self, line):
-        """Whether the SDK's line goes out; it teaches the cache the answers it lacked."""
-        if not self.sent and not self.asked:
+        """Whether the SDK's line goes out (not if it answers what was answered early)."""
+        if not self.sent:
             return True
         try:
-            message = json.loads(line)
-            ident = json.dumps(message.get("id"))
+            ident = json.dumps(json.loads(line).get("id"))
         except (ValueError, AttributeError):
             return True
         if ident in self.sent:
             self.sent.discard(ident)
             return False
-        if ident in self.asked and "result" in message:
-            self.known[self.asked.pop(ident)] = message["result"]
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                part = self.path.with_suffix(f".{os.getpid()}.part")
-                part.write_text(json.dumps(self.known))
-                os.replace(part, self.path)
-            except OSError:
-                pass                  # a read-only cache: the SDK answers every time
         return True
-
-
-def learn_handshake_later():
-    """Once per install, before any agent starts the server: a detached process asks a
-    server every fixed request, so that even the first start on this machine answers the
-    handshake at once (index.py calls this; a learned cache makes it a no-op)."""
-    if importlib.util.find_spec("mcp") is None or "tools/list {}" in EarlyAnswers().known:
-        return
-    try:
-        subprocess.Popen([sys.executable, str(QUERY_PY), "--learn-handshake"],
-                         cwd=tempfile.gettempdir(), stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, close_fds=True)
-    except OSError:
-        pass                          # the server learns them at its own first start
-
-
-def learn_handshake():
-    """query.py --learn-handshake: start `query.py --mcp` with no index and ask it the fixed
-    requests, initialize in every protocol version the SDK speaks; it caches the answers."""
-    from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
-    client = {"capabilities": {}, "clientInfo": {"name": "codebase-rag", "version": "0"}}
-    requests = [("initialize", {"protocolVersion": v, **client})
-                for v in SUPPORTED_PROTOCOL_VERSIONS]
-    requests += [("notifications/initialized", None)] + [(m, {}) for m in FIXED[1:]]
-    lines = [{"jsonrpc": "2.0", "method": m, **({"id": i, "params": p} if p is not None else {})}
-             for i, (m, p) in enumerate(requests)]
-    env = {k: v for k, v in os.environ.items() if k != "CODEBASE_RAG_DB"}
-    with tempfile.TemporaryDirectory() as nowhere:      # no index around: nothing loads
-        server = subprocess.Popen([sys.executable, str(QUERY_PY), "--mcp"], cwd=nowhere,
-                                  env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL)
-        server.stdin.write("".join(json.dumps(m) + "\n" for m in lines).encode())
-        server.stdin.flush()
-        for _ in range(sum("id" in m for m in lines)):   # every answer, then goodbye
-            if not server.stdout.readline():
-                break
-        server.stdin.close()
-        server.wait(timeout=60)
 
 
 class SdkStdin:
@@ -173,10 +107,8 @@ class SdkStdin:
 
     async def __aiter__(self):
         for line in self.answers.early:
-            self.answers.heard(line)
             yield line
         async for line in self.rest:
-            self.answers.heard(line)
             yield line
 
 
@@ -212,7 +144,7 @@ def render(answer, lines):
 
 
 def serve(db=None):
-    """The stdio server: the handshake from the cache while the SDK imports in a thread,
+    """The stdio server: the handshake from what was shipped while the SDK imports in a thread,
     then the SDK, shown what it missed."""
     answers = EarlyAnswers()
     built = {}

@@ -17,11 +17,20 @@ pytest.importorskip("mcp")
 QUESTION = "how does the energy system refill timers?"
 
 
+# query.py --mcp, with the handshake answers read from another file than the shipped one
+WITH_ANSWERS = ("import sys; sys.path.insert(0, {root!r}); from pathlib import Path; "
+                "import codebase_rag.mcp_server as m; m.SHIPPED_ANSWERS = Path(sys.argv[1]); "
+                "m.serve(sys.argv[2] if len(sys.argv) > 2 else None)")
+
+
 @asynccontextmanager
-async def server(cli, db=None, cwd=None, errlog=None):
+async def server(cli, db=None, cwd=None, errlog=None, answers=None):
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
     args = [str(ROOT / "query.py"), "--mcp"] + (["--db", str(db)] if db else [])
+    if answers:
+        args = ["-c", WITH_ANSWERS.format(root=str(ROOT)), str(answers)] + \
+            ([str(db)] if db else [])
     params = StdioServerParameters(command=sys.executable, args=args, env=cli.env,
                                    cwd=str(cwd or ROOT))
     async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write):
@@ -77,37 +86,77 @@ def test_the_tools_and_their_answers(cli, sample_tree, tmp_path):
     assert "Traceback" not in errlog.read()
 
 
-def test_the_handshake_answers_before_the_sdk_loads_with_what_the_sdk_said(cli, sample_tree,
-                                                                          tmp_path, onnx_export):
-    """initialize and tools/list are answered from the machine's cache while the SDK is
-    still importing, then the SDK takes over. The answers are the SDK's own: learned by a
-    process that index.py leaves behind, so even the first start on a machine has them."""
-    cache = tmp_path / "cache"
-    cli.private_cache(onnx_export, cache)
+def sdk_answers(tmp_path):
+    """What the installed SDK answers to the requests whose answer never changes, asked
+    in every protocol version it speaks, of a server with no answers of its own."""
+    from mcp.server.fastmcp.server import FastMCP  # noqa: F401  (the SDK is installed)
+    from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
+    from codebase_rag.mcp_server import FIXED, EarlyAnswers
+    client = {"capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}
+    asked = [("initialize", {"protocolVersion": v, **client}) for v in SUPPORTED_PROTOCOL_VERSIONS]
+    asked += [("notifications/initialized", None)] + [(m, {}) for m in FIXED[1:]]
+    lines = [{"jsonrpc": "2.0", "method": m, **({"id": i, "params": p} if p is not None else {})}
+             for i, (m, p) in enumerate(asked)]
+    server = subprocess.Popen([sys.executable, "-c", WITH_ANSWERS.format(root=str(ROOT)),
+                               str(tmp_path / "none.json")], cwd=tmp_path, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    server.stdin.write("".join(json.dumps(m) + "\n" for m in lines))
+    server.stdin.flush()
+    answers = {}
+    for _ in range(sum("id" in m for m in lines)):      # every answer, then goodbye
+        answer = json.loads(server.stdout.readline())
+        answers[answer["id"]] = answer["result"]
+    server.stdin.close()
+    server.wait(timeout=60)
+    return {EarlyAnswers.what(m): answers[m["id"]] for m in lines if "id" in m}
+
+
+def comparable(answers):
+    """Answers without what an SDK release may word differently without changing them."""
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != "title"}
+        return [strip(v) for v in value] if isinstance(value, list) else value
+    answers = strip(answers)
+    for what, answer in answers.items():
+        if what.startswith("initialize"):
+            answer["serverInfo"].pop("version")
+    return answers
+
+
+def test_the_shipped_handshake_answers_are_the_sdks_own(tmp_path):
+    """The server answers initialize and the listings before the SDK has loaded, from
+    codebase_rag/mcp_answers.json: it must say what the installed SDK says."""
+    said = sdk_answers(tmp_path)
+    (tmp_path / "mcp_answers.json").write_text(json.dumps(said, indent=1) + "\n")
+    shipped = json.loads((ROOT / "codebase_rag" / "mcp_answers.json").read_text())
+    assert "tools/list {}" in shipped and "initialize 2025-06-18" in shipped
+    assert comparable(shipped) == comparable({w: said[w] for w in shipped if w in said}), \
+        f"the tools changed: copy {tmp_path / 'mcp_answers.json'} to codebase_rag/"
+
+
+def test_the_handshake_is_answered_before_the_sdk_loads_then_the_sdk_takes_over(
+        cli, sample_tree, tmp_path):
     db = tmp_path / "db"
     cli.index(sample_tree, db)
-    deadline = time.monotonic() + 60
-    while not any("tools/list {}" in f.read_text() for f in cache.glob("mcp-answers-*.json")):
-        assert time.monotonic() < deadline, "index.py left no process that learned them"
-        time.sleep(0.1)
-    [cached] = cache.glob("mcp-answers-*.json")
-    assert {"initialize 2025-06-18", "tools/list {}"} <= set(json.loads(cached.read_text()))
+    answers = tmp_path / "answers.json"
 
     async def start():
-        async with server(cli, db) as s:
+        async with server(cli, db, answers=answers) as s:
             listed = await s.list_tools()
             hit = first_hit(await s.call_tool("search_code", {"question": QUESTION}))
             return s.greeting.model_dump(), listed.model_dump(), hit
-    learned = asyncio.run(start())                 # from the cache
-    cached.write_text("{not json")
-    assert asyncio.run(start()) == learned         # a damaged cache: the SDK's own answers
-    known = json.loads(cached.read_text())         # ... learned again
+    answers.write_text((ROOT / "codebase_rag" / "mcp_answers.json").read_text())
+    shipped = asyncio.run(start())
+    answers.write_text("{not json")
+    assert asyncio.run(start()) == shipped          # none to give: the SDK's, the same
+    known = json.loads((ROOT / "codebase_rag" / "mcp_answers.json").read_text())
     for tool in known["tools/list {}"]["tools"]:
-        tool["description"] = "from the cache"
-    cached.write_text(json.dumps(known))
+        tool["description"] = "from the file"
+    answers.write_text(json.dumps(known))
     greeting, listed, hit = asyncio.run(start())
-    assert {t["description"] for t in listed["tools"]} == {"from the cache"}
-    assert (greeting, hit) == (learned[0], learned[2])  # and the SDK took over for the search
+    assert {t["description"] for t in listed["tools"]} == {"from the file"}  # answered early
+    assert (greeting, hit) == (shipped[0], shipped[2])   # and the SDK took over for the search
 
 
 def test_every_change_while_the_server_runs_is_in_the_next_answer(cli, sample_tree, tmp_path):
