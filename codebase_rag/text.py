@@ -14,6 +14,8 @@ from pathlib import Path
 from .config import HEADER_PARTS, HEADER_TOKENS, MAX_TOKENS
 
 
+SIGNATURE_LINES = 6           # a signature window for every member gains no more on any dev
+                              # set, at 57-73% more windows (bench/RESULTS-quality.md)
 TEXT_FORMAT = "2"             # bump when what the model reads for a chunk changes shape:
                               # every file is chunked again on the next run
 
@@ -101,14 +103,13 @@ def windows(header, body, count_tokens):
 
 
 def member_windows(header, body, signature, count_tokens):
-    """Every window of a member: its code's, then the one of its header and signature (none
-    for code without a signature, such as top-level statements, nor when it would repeat
-    the only window of a one-line member)."""
+    """Every window of a member: its code's, then, for a member of SIGNATURE_LINES lines of
+    code or more, the one of its header and signature (a shorter member's code window
+    already reads nearly as that; code without a signature, such as top-level statements,
+    has none)."""
     texts = windows(header, body, count_tokens)
-    if signature:
-        name = windows(header, signature, count_tokens)[0]
-        if name not in texts:
-            texts.append(name)
+    if signature and body.count("\n") + 1 >= SIGNATURE_LINES:
+        texts.append(windows(header, signature, count_tokens)[0])
     return texts
 
 

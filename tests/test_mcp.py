@@ -4,6 +4,7 @@ and after a --rebuild, an edit made while the server runs, and a server with no 
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -18,7 +19,7 @@ QUESTION = "how does the energy system refill timers?"
 
 
 # query.py --mcp, with the handshake answers read from another file than the shipped one
-WITH_ANSWERS = ("import sys; sys.path.insert(0, {root!r}); from pathlib import Path; "
+WITH_ANSWERS = ("import sys; from pathlib import Path; "
                 "import codebase_rag.mcp_server as m; m.SHIPPED_ANSWERS = Path(sys.argv[1]); "
                 "m.serve(sys.argv[2] if len(sys.argv) > 2 else None)")
 
@@ -28,10 +29,11 @@ async def server(cli, db=None, cwd=None, errlog=None, answers=None):
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
     args = [str(ROOT / "query.py"), "--mcp"] + (["--db", str(db)] if db else [])
+    env = cli.env
     if answers:
-        args = ["-c", WITH_ANSWERS.format(root=str(ROOT)), str(answers)] + \
-            ([str(db)] if db else [])
-    params = StdioServerParameters(command=sys.executable, args=args, env=cli.env,
+        args = ["-c", WITH_ANSWERS, str(answers)] + ([str(db)] if db else [])
+        env = {**env, "PYTHONPATH": str(ROOT)}
+    params = StdioServerParameters(command=sys.executable, args=args, env=env,
                                    cwd=str(cwd or ROOT))
     async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write):
         async with ClientSession(read, write) as session:
@@ -44,13 +46,24 @@ def text(result):
     return "\n".join(c.text for c in result.content)
 
 
+def all_hits(result):
+    """(file, start, end, name) of each result line, best first."""
+    hits = []
+    for line in text(result).splitlines():
+        if re.match(r"#\d+ \| ", line):
+            _, where, name, _ = line.split(" | ")
+            file, span = where.rsplit(":", 1)
+            hits.append((file, *map(int, span.split("-")), name))
+    return hits
+
+
 def first_hit(result):
-    """(file, start, end, name) of the first result line."""
-    line = next(l for l in text(result).splitlines() if l.startswith("#1 | "))
-    _, where, name, _ = line.split(" | ")
-    file, span = where.rsplit(":", 1)
-    start, end = map(int, span.split("-"))
-    return file, start, end, name
+    return all_hits(result)[0]
+
+
+def hit_named(result, name):
+    """The result line of the member called name, or None."""
+    return next((h for h in all_hits(result) if h[3] == name), None)
 
 
 def test_the_tools_and_their_answers(cli, sample_tree, tmp_path):
@@ -97,8 +110,8 @@ def sdk_answers(tmp_path):
     asked += [("notifications/initialized", None)] + [(m, {}) for m in FIXED[1:]]
     lines = [{"jsonrpc": "2.0", "method": m, **({"id": i, "params": p} if p is not None else {})}
              for i, (m, p) in enumerate(asked)]
-    server = subprocess.Popen([sys.executable, "-c", WITH_ANSWERS.format(root=str(ROOT)),
-                               str(tmp_path / "none.json")], cwd=tmp_path, text=True,
+    server = subprocess.Popen([sys.executable, "-c", WITH_ANSWERS, str(tmp_path / "none.json")],
+                              cwd=tmp_path, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     server.stdin.write("".join(json.dumps(m) + "\n" for m in lines))
     server.stdin.flush()
@@ -182,20 +195,24 @@ def test_every_change_while_the_server_runs_is_in_the_next_answer(cli, sample_tr
         async with server(cli, db) as s:
             async def hit(question=QUESTION):
                 return first_hit(await s.call_tool("search_code", {"question": question}))
-            before = await hit()
+
+            async def hits(question=QUESTION):
+                return await s.call_tool("search_code", {"question": question})
+            before = hit_named(await hits(), "EnergySystem.RefillTimers")
             write("// one more line\n" + energy.read_text().replace("RefillTimers",
                                                                      "RechargeTimers"))
-            after = await hit()
-            assert after[3] == "EnergySystem.RechargeTimers"
-            assert (after[1], after[2]) == (before[1] + 1, before[2] + 1)
+            now = await hits()          # the renamed member, where it is now; the old name gone
+            assert hit_named(now, "EnergySystem.RefillTimers") is None
+            after = hit_named(now, "EnergySystem.RechargeTimers")
+            assert after and (after[1], after[2]) == (before[1] + 1, before[2] + 1)
             save("\n\n" + energy.read_text().replace("RechargeTimers", "RefuelTimers"))
-            after = await hit()
-            assert after[3] == "EnergySystem.RefuelTimers"
-            assert (after[1], after[2]) == lines_of(sample_tree, "Energy/EnergySystem.cs",
-                                                    "RefuelTimers")
+            after = hit_named(await hits(), "EnergySystem.RefuelTimers")
+            assert after and (after[1], after[2]) == lines_of(
+                sample_tree, "Energy/EnergySystem.cs", "RefuelTimers")
             os.rename(sample_tree / "Energy", sample_tree / "Power")
             energy = sample_tree / "Power" / "EnergySystem.cs"
-            assert (await hit())[0] == "Power/EnergySystem.cs"
+            files = {h[0] for h in all_hits(await hits())}
+            assert "Power/EnergySystem.cs" in files and "Energy/EnergySystem.cs" not in files
             (sample_tree / "Gifts").mkdir()
             (sample_tree / "Gifts" / "Gifting.cs").write_text(gift)
             assert (await hit("give energy to a friend as a gift"))[3] == \

@@ -3,6 +3,7 @@ loopback port, shared by clones of the sample tree. A clone takes what a teammat
 every fault of the server is one warning and a build that completes locally."""
 import json
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -18,7 +19,7 @@ from conftest import SAMPLE, assert_same_index
 from team_proxy import Drip, Proxy
 
 QUESTION = "how does the energy system refill timers?"
-WINDOWS = 80                  # the sample's windows: 42 of code, 38 of members' signatures
+WINDOWS = 62                  # the sample's windows: 42 of code, 20 of members' signatures
 
 
 def free_port():
@@ -278,7 +279,7 @@ def test_with_a_key_no_poisoned_record_reaches_the_index(cli, server, tmp_path):
                  CODEBASE_RAG_SERVER_KEY=KEY, CODEBASE_RAG_SERVER_SAMPLE="0")
     [line] = warnings(proc)
     assert "dropped 1 records" in line and "failed the key check" in line, line
-    assert embedded(proc) == 1 and "41 from the team cache" in proc.stdout
+    assert embedded(proc) == 1 and f"{WINDOWS - 1} from the team cache" in proc.stdout
     assert_same_index(db, fresh_build(cli, tree, tmp_path))
     assert "verified with CODEBASE_RAG_SERVER_KEY" in \
         cli.run("index.py", "--db", db, "--status").stdout
@@ -286,7 +287,7 @@ def test_with_a_key_no_poisoned_record_reaches_the_index(cli, server, tmp_path):
     wrong = build(cli, clone(tmp_path, "third"), tmp_path / "db3", server.url,
                   CODEBASE_RAG_SERVER_KEY="another key")
     [line] = warnings(wrong)
-    assert "dropped WINDOWS records" in line and "key check" in line and embedded(wrong) == WINDOWS
+    assert f"dropped {WINDOWS} records" in line and "key check" in line and embedded(wrong) == WINDOWS
 
 
 def test_a_server_that_lies_after_some_lookups_is_caught(cli, server, tmp_path):
@@ -315,8 +316,10 @@ def test_check_finds_and_no_team_cache_repairs_what_a_trusted_cache_planted(cli,
     assert warnings(proc) == [] and embedded(proc) == 0
     assert "trusted as is" in cli.run("index.py", "--db", db, "--status").stdout
     check = cli.run("index.py", "--db", db, "--check", check=False)
-    assert check.returncode == 1 and "1 of WINDOWS sampled vectors that the team cache supplied " \
-        "differ" in check.stderr and "--rebuild --no-team-cache" in check.stderr, check.stderr
+    # the sample's 62 windows are fewer than --check samples: the planted one is among them
+    assert check.returncode == 1 and re.search(r"^codebase-rag: 1 of \d+ sampled vectors that "
+                                               r"the team cache supplied differ", check.stderr)
+    assert "--rebuild --no-team-cache" in check.stderr, check.stderr
     cli.index(tree, db, "--rebuild", "--no-team-cache")
     assert "index OK" in cli.run("index.py", "--db", db, "--check").stdout
     assert_same_index(db, fresh_build(cli, tree, tmp_path))

@@ -60,11 +60,29 @@ def test_a_documented_method_reads_header_doc_attributes_and_code(count_tokens):
         "        public int RefillTimers(DateTime now)\n"
         "        {\n"
         "            return 0;\n"
-        "        }",
-        # and what it is, apart from how it is written: the header and the signature
-        "Game/Energy.cs | Game.EnergySystem | method RefillTimers (refill timers)\n"
+        "        }"]}
+
+
+def test_a_member_of_six_lines_or_more_has_a_window_of_its_signature_too(count_tokens):
+    texts = embedded_texts('''
+        class EnergySystem
+        {
+            /// <summary>Gives back one point per elapsed timer.</summary>
+            public int RefillTimers(DateTime now)
+            {
+                var due = timers.Due(now);
+                Add(due.Count);
+                return due.Count;
+            }
+
+            public int Max() { return 5; }
+        }
+        ''', count_tokens)
+    assert texts["RefillTimers"][1] == (     # what it is, apart from how it is written
+        "Game/Energy.cs | EnergySystem | method RefillTimers (refill timers)\n"
         "Gives back one point per elapsed timer.\n"
-        "public int RefillTimers(DateTime now)"]}
+        "public int RefillTimers(DateTime now)")
+    assert len(texts["Max"]) == 1            # its code window reads nearly as its signature
 
 
 def test_header_parts_can_be_left_out(count_tokens):
@@ -129,12 +147,10 @@ def test_a_long_doc_comment_is_shortened_so_code_still_fits(count_tokens, tokeni
             }}
         }}
         ''', count_tokens)["Explain"]
-    assert len(texts) == 2                                  # the code's, and the signature's
-    assert all(t.startswith("Game/Energy.cs | Docs | method Explain (explain)\ndetail0 detail1")
-               for t in texts)
+    assert len(texts) == 1
+    assert texts[0].startswith("Game/Energy.cs | Docs | method Explain (explain)\ndetail0 detail1")
     assert texts[0].endswith("void Explain()\n    {\n        Say();\n    }")
-    assert texts[1].endswith("detail2\nvoid Explain()")
-    assert all(len(tokenizer.encode(t).ids) <= MAX_TOKENS for t in texts)
+    assert len(tokenizer.encode(texts[0]).ids) <= MAX_TOKENS
 
 
 def test_a_nesting_too_deep_for_a_window_keeps_the_header_end_and_the_code(count_tokens,
@@ -143,10 +159,11 @@ def test_a_nesting_too_deep_for_a_window_keeps_the_header_end_and_the_code(count
     # the same header and no code; its end (the innermost class and the member) is kept
     texts = embedded_texts("".join(f"class C{i} {{\n" for i in range(300)) +
                            "void Inner() { Work(); }\n" + "}\n" * 300, count_tokens)["Inner"]
-    assert [t.split("\n", 1)[1] for t in texts] == ["void Inner() { Work(); }", "void Inner()"]
-    header = texts[0].split("\n", 1)[0]
+    assert len(texts) == 1
+    header, code = texts[0].split("\n", 1)
     assert header.startswith("…") and header.endswith("C298.C299 | method Inner (inner)")
-    assert all(len(tokenizer.encode(t).ids) <= MAX_TOKENS for t in texts)
+    assert code == "void Inner() { Work(); }"
+    assert len(tokenizer.encode(texts[0]).ids) <= MAX_TOKENS
 
 
 def test_an_oversized_file_without_members_is_split_the_same_way(count_tokens, tokenizer):
@@ -195,7 +212,7 @@ def test_the_keyword_index_holds_names_split_and_whole():
 
 def test_code_without_a_signature_has_no_window_of_its_own(count_tokens):
     from codebase_rag.chunkers import python
-    src = "import sys\nprint(sys.argv)\n\n\ndef main():\n    return 0\n"
+    src = "import sys\nprint(sys.argv)\n\n\ndef main():\n" + "    step()\n" * 5
     lines = src.split("\n")
     texts = {c.member: member_windows(chunk_header("run.py", c), chunk_body(lines, c),
                                       c.signature, count_tokens) for c in python.chunk(src, ".py")}

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""What each half of the ranking buys, in process, on a dev index built by this code:
+fusion by rank (reciprocal rank, k 20, as before) or by score (search.fuse), each with and
+without the members' signature windows (the last window of a member, its header and
+signature alone). Every variant reads the same vectors, so the comparison costs no index.
+
+    python bench/fusion_ablation.py DB DATA.jsonl CORPUS [--share 0.55]
+
+DB: an index of CORPUS (kept by the kit's run_eval.py --keep-db); DATA: a kit dev set. The
+"score fusion + signature windows" row is the shipped search and repeats run_eval.py's
+figures.
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, "/work/shared/eval")
+import run_eval  # noqa: E402  (the kit's hit rule)
+from codebase_rag.config import CANDIDATES, KEYWORD_SCORES  # noqa: E402
+from codebase_rag.indexer import chunk_file  # noqa: E402
+from codebase_rag.reader import Reader  # noqa: E402
+from codebase_rag.search import fuse, lexical_scores, rescore  # noqa: E402
+from codebase_rag.text import cache_key, chunk_header, windows  # noqa: E402
+
+
+def rank_fusion(cosines, bm25, k=20.0):
+    scores = {}
+    for ranking in (sorted(cosines, key=lambda c: -cosines[c]), list(bm25)):
+        for rank, cid in enumerate(ranking[:CANDIDATES]):
+            scores[cid] = scores.get(cid, 0.0) + 1.0 / (k + rank + 1)
+    return scores
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("db")
+    p.add_argument("data")
+    p.add_argument("corpus")
+    p.add_argument("--share", type=float, default=0.55)
+    args = p.parse_args()
+    questions = [json.loads(line) for line in open(args.data) if line.strip()]
+    store, model, _, _ = Reader(args.db).prepare()
+    qvecs = np.array(model.embedder()([q["query"] for q in questions]), dtype=np.float32)
+    signature_keys = set()                       # the signature windows, cut again
+    for rel in store.manifest():
+        text = (Path(args.corpus) / rel).read_text(encoding="utf-8", errors="replace")
+        lines = text.split("\n")
+        for c in chunk_file(rel, text) or ():
+            header = chunk_header(rel, c)
+            if c.signature:
+                signature_keys.add(cache_key(windows(header, c.signature, model.count_tokens)[0],
+                                             store.meta("precision") or "fp32"))
+    rows = store.db.execute("SELECT w.chunk, w.key, v.vec FROM windows w "
+                            "JOIN vectors v ON v.key = w.key").fetchall()
+    is_signature = np.array([key in signature_keys for _, key, _ in rows])
+    chunk_of = [r[0] for r in rows]
+    matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    print(f"{len(rows):,} windows, {int(is_signature.sum()):,} of them signature windows",
+          file=sys.stderr)
+    chunk_rows = store.chunk_rows(set(chunk_of))
+    variants = {"rank fusion, code windows": (rank_fusion, False),
+                "rank fusion + signature windows": (rank_fusion, True),
+                f"score fusion {args.share}, code windows": (fuse, False),
+                f"score fusion {args.share} + signature windows": (fuse, True)}
+    ranks = {name: [] for name in variants}
+    for q, qvec in zip(questions, qvecs):
+        cos_all = matrix @ qvec
+        bm25 = lexical_scores(store, q["query"], KEYWORD_SCORES)
+        for name, (fusion, signatures) in variants.items():
+            best = {}
+            for i in np.flatnonzero(np.ones(len(rows), bool) if signatures else ~is_signature):
+                c = chunk_of[i]
+                if cos_all[i] > best.get(c, -2.0):
+                    best[c] = float(cos_all[i])
+            near = sorted(best, key=lambda c: -best[c])[:CANDIDATES]
+            candidates = set(near) | set(list(bm25)[:CANDIDATES])
+            cosines = {c: best[c] for c in candidates if c in best}
+            keywords = {c: bm25[c] for c in candidates if c in bm25}
+            scores = fusion(cosines, keywords, args.share) if fusion is fuse else \
+                fusion(cosines, bm25)
+            scores = rescore(scores, {c: chunk_rows[c] for c in scores}, q["query"])
+            found, rank = [], None
+            for c in sorted(scores, key=lambda c: -scores[c]):
+                r = chunk_rows[c]
+                if any(f.file == r.file and f.start_line <= r.end_line and r.start_line <= f.end_line
+                       for f in found):
+                    continue
+                found.append(r)
+                if run_eval.is_hit({"file": r.file, "start_line": r.start_line,
+                                    "end_line": r.end_line}, q, 10, [args.corpus]):
+                    rank = len(found)
+                    break
+                if len(found) == 10:
+                    break
+            ranks[name].append(rank)
+    print("| variant | R@1 | R@5 | R@10 | MRR@10 |\n| --- | --- | --- | --- | --- |")
+    for name, got in ranks.items():
+        n = len(got)
+        at = [sum(1 for r in got if r and r <= k) / n for k in (1, 5, 10)]
+        mrr = sum(1 / r for r in got if r) / n
+        print(f"| {name} | {at[0]:.3f} | {at[1]:.3f} | {at[2]:.3f} | {mrr:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
