@@ -16,7 +16,7 @@ import numpy as np
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import CONFIDENT, INDEX_COMMAND, K, MODE
+from .config import CONFIDENT, DIM, INDEX_COMMAND, K, MODE
 from .embed import index_model
 from .export import resolve_model
 from .errors import UsageError, printable
@@ -122,7 +122,7 @@ class Reader:
         if locked or not os.access(store.folder, os.W_OK):
             return store, model, stale, CacheScan(store)
         if store.embedded_count():
-            store.collection          # open Chroma while the model loads
+            store.collection.load(DIM)    # while the model loads
         return store, model, stale, ChromaNearest(store)
 
     def ask(self, questions, k=K, mode=MODE, path_glob=None, max_distance=None, language=None):
