@@ -5,6 +5,7 @@ import sqlite3
 from pathlib import Path
 
 from .embed import index_model
+from .flat import rows_at
 from .errors import UsageError
 from .lock import is_locked, pending_entries
 from .folder import owned
@@ -35,6 +36,7 @@ def check_index(folder):
     if (unfinished or dirty or queued) and not is_locked(folder):
         problems.append(f"an interrupted run left {unfinished:,} windows, {len(dirty):,} files and "
                         f"{queued:,} queued edits to finish; run: python index.py")
+    problems += flat_problems(store)
     if not os.access(folder, os.W_OK | os.X_OK):
         return problems               # Chroma cannot open it; queries read the cache instead
     try:
@@ -63,6 +65,17 @@ def check_index(folder):
     if not problem:
         problems += team_problems(store, folder)
     return problems
+
+
+def flat_problems(store, sample=100):
+    """A sample of vectors.f32's rows (what a query reads while a writer holds the lock)
+    compared with the embedding cache."""
+    flat = store.flat_seq()
+    keys = store.seq_keys(random.Random(0).sample(range(1, flat + 1), min(sample, flat)))
+    cached, rows = store.cached_vectors(set(keys.values())), rows_at(store.folder, keys)
+    bad = sum(rows.get(s) != cached[k].astype("<f4").tobytes() for s, k in keys.items())
+    return [f"vectors.f32: {bad} of {len(keys)} sampled vectors differ from the embedding "
+            f"cache; run: python index.py --rebuild"] if bad else []
 
 
 TEAM_SAMPLE = 100             # vectors the team cache supplied that --check embeds again

@@ -248,6 +248,7 @@ def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"
                 export.result()
             (indexer.embedder or indexer.model.embedder())([SMOKE_TEXT])
             store.prepare_rebuild()   # only once the model is known to embed
+        store.sync_flat()             # an older version's cache rows into vectors.f32
         while True:
             if take_refresh(store.folder):
                 work = {**tree_work(store, indexer), **work}

@@ -1,14 +1,15 @@
 """Store: the index folder. index.sqlite holds the file manifest, each chunk's text and
 lines, the keyword (FTS5) index, each chunk's windows (the texts the model reads) and an
 embedding cache keyed by the hash of the embedded text (and the model's precision), team=1
-if a team cache gave it; Chroma (chroma.py) holds one vector per window. This is the only
-module that writes SQL.
+if a team cache gave it; Chroma (chroma.py) holds one vector per window, and vectors.f32
+(flat.py) the cache's vectors in one flat file. This is the only module that writes SQL.
 """
 import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import flat as flatfile
 from .chroma import Vectors
 from .errors import DamagedIndex, OldFormat, damaged, warn
 
@@ -27,6 +28,7 @@ from .errors import DamagedIndex, OldFormat, damaged, warn
 # windows.seq and vectors.seq only grow: a long-lived reader catches up by what is new.
 # A lookup by id or file writes +embedded: without it SQLite walks windows_todo, every
 # embedded window, a cost that grows with the index (74 ms a query on ppy/osu).
+# vectors.f32 (flat.py) gets rows only at new seqs: none changes under a reader.
 
 SCHEMA_VERSION = "5"          # bump when the tables change; a plain run upgrades an older
                               # index from its embedding cache
@@ -167,14 +169,18 @@ class Store:
         return [row for part in parts(chunk_ids) for row in self.db.execute(
             f"{query} WHERE w.chunk IN ({marks(part)})", part)]
 
-    def vector_blocks(self, size=20_000):
-        """[(seq, cache key, vector blob)] of the whole embedding cache, in blocks of at most
-        size rows, read in the table's order, so that a scan holds one block at a time."""
-        after = -1
+    def vector_blocks(self, after=0, size=20_000):
+        """[(seq, cache key, vector blob)] of the cache's rows with seq > after, in blocks of
+        at most size rows, in the table's order: a scan holds one block at a time."""
         while rows := self.db.execute("SELECT seq, key, vec FROM vectors WHERE seq > ? "
                                       "ORDER BY seq LIMIT ?", (after, size)).fetchall():
             after = rows[-1][0]
             yield rows
+
+    def seq_keys(self, seqs):
+        """{seq: cache key} of those seqs the embedding cache still has."""
+        return {s: k for part in parts(seqs) for s, k in self.db.execute(
+            f"SELECT seq, key FROM vectors WHERE seq IN ({marks(part)})", part)}
 
     def key_chunks(self, keys):
         """[(cache key, chunk id)] of the windows whose text has one of these keys."""
@@ -273,9 +279,41 @@ class Store:
                     f"SELECT key, vec FROM vectors WHERE key IN ({marks(part)})", part)}
 
     def cache_vectors(self, items, team=False):     # team: a team cache supplied them
+        blobs = {k: v.astype("<f4").tobytes() for k, v in items}
         with self.db:
             self.db.executemany("INSERT OR REPLACE INTO vectors(key, vec, team) VALUES (?,?,?)",
-                                ((k, v.astype("<f4").tobytes(), team or None) for k, v in items))
+                                ((k, b, team or None) for k, b in blobs.items()))
+            # the INSERT holds SQLite's write lock: no other writer's row comes in meanwhile
+            self.put_flat(sorted((s, blobs[k]) for part in parts(blobs) for s, k in self.db.execute(
+                f"SELECT seq, key FROM vectors WHERE key IN ({marks(part)})", part)))
+
+    def flat_seq(self):
+        return int(self.meta("flat_seq", 0))
+
+    def put_flat(self, rows):
+        """In a write transaction: rows (seq, blob) into vectors.f32. flat_seq moves up to
+        their last if they are every row above it up to there, to 0 if the file lost rows."""
+        flat, last = self.flat_seq(), rows[-1][0] if rows else 0
+        try:
+            kept = flatfile.write(self.folder, rows, flat)
+        except OSError:
+            return                      # rows above flat_seq are read from SQLite until a sync
+        alone = last > flat and self.db.execute(      # none an older version wrote
+            "SELECT COUNT(*) FROM vectors WHERE seq > ? AND seq <= ?",
+            (flat, last)).fetchone()[0] == sum(seq > flat for seq, _ in rows)
+        if not kept or alone:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('flat_seq', ?)",
+                            (str(last if kept else 0),))
+
+    def sync_flat(self):
+        """Every cached vector above flat_seq into vectors.f32 (an older version's rows, or a
+        writer's that was not alone), a block at a time. Call with the writer lock held."""
+        with self.db:
+            self.put_flat([])                           # flat_seq 0 if the file lost rows
+        for rows in self.vector_blocks(self.flat_seq()):
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")      # alone among writers for the count
+                self.put_flat([(seq, blob) for seq, _, blob in rows])
 
     def team_keys(self):      # of the cached vectors a team cache supplied that a window uses
         return [k for (k,) in self.db.execute(
@@ -286,6 +324,8 @@ class Store:
         with self.db:
             if keys is None:
                 self.db.execute("DELETE FROM vectors")
+                flatfile.drop(self.folder)              # else its rows stay, all dead
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('flat_seq', '0')")
                 return
             for part in parts(keys):
                 self.db.execute(f"DELETE FROM vectors WHERE key IN ({marks(part)})", part)
@@ -430,6 +470,8 @@ class Store:
             self.db.execute("UPDATE files SET sha=NULL")
             self.db.execute("UPDATE windows SET embedded=0")
             self.db.execute("DELETE FROM doomed")
+            flatfile.drop(self.folder)  # written again from the cache: --check advises this
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('flat_seq', '0')")
         shutil.rmtree(self.folder / "chroma", ignore_errors=True)
         self._collection = None
 
@@ -457,10 +499,12 @@ def open_store_afresh(folder, reason):
     rows, meta = salvage(folder)
     for old in Path(folder).glob("index.sqlite*"):
         old.unlink()
+    flatfile.drop(folder)                     # its rows are at the old seqs
     store = Store(folder, create=True)
     with store.db:
         store.db.executemany("INSERT OR REPLACE INTO vectors(key, vec, team) VALUES (?,?,?)", rows)
     store.set_meta(**meta)
+    store.sync_flat()
     warn(f"{reason}; started index.sqlite afresh, keeping {len(rows):,} cached vectors")
     return store
 

@@ -195,3 +195,130 @@ def test_an_old_format_is_rebuilt_keeping_the_embedding_cache(store, tmp_path, c
     assert fresh.count("chunks") == 0
     assert set(fresh.cached_vectors({"key-Load", "key-Save"})) == {"key-Load", "key-Save"}
     assert "keeping 2 cached vectors" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- vectors.f32
+def flat_in_step(store):
+    """Whether vectors.f32 holds every cached vector at its seq, and flat_seq is the last."""
+    rows = store.db.execute("SELECT seq, vec FROM vectors").fetchall()
+    data = np.fromfile(store.folder / "vectors.f32", dtype="<f4").reshape(-1, 384)
+    return store.flat_seq() == max(s for s, _ in rows) and \
+        all(data[s].tobytes() == vec for s, vec in rows)
+
+
+def near(qvec, rng, spread=0.3):
+    vec = qvec + spread * rng.standard_normal(384) / np.sqrt(384)
+    return (vec / np.linalg.norm(vec)).astype(np.float32)
+
+
+def many_members(store, files=20, members=20):
+    """files x members windows, each with a random cached vector of its own."""
+    store.replace_files([file_index(f"F{i}.cs", [f"M{i}_{j}" for j in range(members)])
+                         for i in range(files)])
+    store.cache_vectors((key, vector_of(key)) for _, key, _ in store.pending_windows(10**6))
+
+
+def scan_agrees(store, qvec, n=3):
+    """CacheScan's answer reading vectors.f32 (and SQLite for the rows above flat_seq only)
+    is the one it gives without the file, and with the file cut short. Returns it."""
+    from codebase_rag.nearest import CacheScan
+    read, blocks = [], store.vector_blocks
+    store.vector_blocks = lambda after=0: (read.extend(r) or r for r in blocks(after))
+    got = CacheScan(store).nearest(qvec, n)
+    assert all(seq > store.flat_seq() for seq, _, _ in read)
+    flat = store.folder / "vectors.f32"
+    saved = flat.read_bytes()
+    flat.unlink()
+    for want in (CacheScan(store).nearest(qvec, n), None):
+        if want is None:
+            flat.write_bytes(saved[:len(saved) // 2])
+            want = CacheScan(store).nearest(qvec, n)
+        assert [c for c, _ in got] == [c for c, _ in want]
+        assert [d for _, d in got] == pytest.approx([d for _, d in want], abs=1e-6)
+    flat.write_bytes(saved)
+    store.vector_blocks = blocks
+    return got
+
+
+def test_each_cached_vector_is_in_the_flat_file_at_its_seq(store):
+    many_members(store, files=3, members=4)
+    assert store.flat_seq() == 12 and flat_in_step(store)
+    store.cache_vectors([("key-M0_0", vector_of("again")), ("extra", vector_of("extra"))])
+    assert store.flat_seq() == 14 and flat_in_step(store)     # a replaced key: a new seq
+    store.forget_vectors()                                     # another model's: all dead
+    assert store.flat_seq() == 0 and not (store.folder / "vectors.f32").exists()
+    store.cache_vectors([("key-M0_1", vector_of("key-M0_1"))])
+    assert store.flat_seq() == 15 and flat_in_step(store)
+
+
+def test_the_cache_scan_reads_the_flat_file_and_answers_as_sqlite_does(store):
+    rng = np.random.default_rng(7)
+    many_members(store)
+    qvec = vector_of("the question")
+    store.cache_vectors([("key-M3_4", near(qvec, rng, 0.1))])
+    assert scan_agrees(store, qvec)[0][0] == "F3.cs#4"
+    # 60 keys near the question, then replaced by far vectors: their rows, still in the
+    # file, are nearer than any live one and must not crowd the live ones out
+    keys = [f"key-M{i}_{j}" for i in range(5, 8) for j in range(20)]
+    store.cache_vectors((k, near(qvec, rng, 0.05)) for k in keys)
+    store.cache_vectors((k, vector_of(k + "far")) for k in keys)
+    assert flat_in_step(store)
+    assert scan_agrees(store, qvec)[0][0] == "F3.cs#4"
+    for question in ("another", "a third"):
+        scan_agrees(store, vector_of(question), n=10)
+
+
+def test_rows_an_older_version_wrote_are_read_from_sqlite_until_a_sync(store):
+    rng = np.random.default_rng(8)
+    many_members(store)
+    qvec = vector_of("the question")
+    flat = store.flat_seq()
+    with store.db:                           # an older version: SQL only, no file
+        store.db.execute("DELETE FROM vectors WHERE key='key-M9_9'")
+        store.db.execute("INSERT INTO vectors(key, vec) VALUES ('key-M9_9', ?)",
+                         (near(qvec, rng, 0.1).tobytes(),))
+    assert store.flat_seq() == flat and scan_agrees(store, qvec)[0][0] == "F9.cs#9"
+    store.cache_vectors([("key-M2_2", near(qvec, rng, 0.05))])    # not alone above flat_seq
+    assert store.flat_seq() == flat and scan_agrees(store, qvec)[0][0] == "F2.cs#2"
+    store.sync_flat()
+    assert flat_in_step(store) and store.flat_seq() == flat + 2
+    assert scan_agrees(store, qvec)[0][0] == "F2.cs#2"
+
+
+def test_a_lost_flat_file_is_read_from_sqlite_and_written_again(store):
+    many_members(store, files=5)
+    qvec = vector_of("the question")
+    want = scan_agrees(store, qvec)
+    (store.folder / "vectors.f32").unlink()
+    store.cache_vectors([("new", vector_of("new"))])     # it notices, writes nothing
+    assert store.flat_seq() == 0 and scan_agrees(store, qvec) == want
+    store.sync_flat()
+    assert flat_in_step(store) and scan_agrees(store, qvec) == want
+
+
+def test_check_compares_the_flat_file_with_the_cache(store):
+    from codebase_rag.check import flat_problems
+    many_members(store, files=2)
+    assert flat_problems(store) == []
+    with open(store.folder / "vectors.f32", "r+b") as f:
+        f.seek(5 * 384 * 4)
+        f.write(vector_of("wrong").tobytes())
+    [problem] = flat_problems(store)
+    assert "1 of 40 sampled" in problem and "--rebuild" in problem
+    store.prepare_rebuild()
+    store.sync_flat()
+    assert flat_in_step(store) and flat_problems(store) == []
+
+
+def test_an_index_started_afresh_has_its_own_flat_file(store, tmp_path):
+    from codebase_rag.store import salvage
+    many_members(store, files=3)
+    store.forget_vectors(["key-M0_0", "key-M0_1"])
+    store.cache_vectors([("key-M0_0", vector_of("again"))])       # the old file: 61 rows + 0
+    with store.db:
+        store.db.execute("UPDATE meta SET value='1' WHERE key='schema'")
+    assert "flat_seq" not in salvage(tmp_path / "db")[1]
+    fresh = open_store_afresh(tmp_path / "db", "an older format")
+    assert fresh.flat_seq() == 59 and flat_in_step(fresh)
+    assert (tmp_path / "db" / "vectors.f32").stat().st_size == 60 * 384 * 4
+    scan_agrees(fresh, vector_of("the question"))
