@@ -16,7 +16,7 @@ from .config import HEADER_PARTS, HEADER_TOKENS, MAX_TOKENS
 
 SIGNATURE_LINES = 6           # a signature window for every member gains no more on any dev
                               # set, at 57-73% more windows (bench/RESULTS-quality.md)
-TEXT_FORMAT = "2"             # bump when what the model reads for a chunk changes shape:
+TEXT_FORMAT = "3"             # bump when what the model reads for a chunk changes shape:
                               # every file is chunked again on the next run
 
 
