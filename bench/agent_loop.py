@@ -1058,8 +1058,8 @@ def render(data, args):
             "- the C# trees are copies of jellyfin (2,151 .cs files) and ppy/osu at "
             "e9451fe (4,852 .cs files), each indexed by each checkout's own build with "
             "placeholder vectors (below); the query's own vector is real",
-            "- load average (1 min) during the steps: " + (", ".join(loads) or "?")
-            + " on 2 shared cores (other agents' builds and test suites ran meanwhile)", "",
+            "- load average (1 min) recorded by the steps in this work folder (all runs, the "
+            "setup builds included): " + (", ".join(loads) or "?") + " on 2 cores", "",
             "",
             "| # | measurement | now | baseline 537e509 | ratio | target | result |",
             "|---|---|---|---|---|---|---|"]
