@@ -56,12 +56,6 @@ def scan(rows, qvec):
     return list(zip((cid for cid, _ in rows), (matrix_of(rows) @ qvec).tolist()))
 
 
-def top_rows(cosines, many):
-    """Indices of the `many` highest cosines, in no particular order."""
-    many = min(many, len(cosines))
-    return np.argpartition(-cosines, many - 1)[:many] if many else []
-
-
 def best_rows(cosines, many):
     """Indices of the `many` highest cosines, best first, a tie to the lower index: the same
     rows however the cosines were split into blocks."""
@@ -97,7 +91,7 @@ class CacheScan:
             cosines = matrix_of(rows) @ qvec                    # memory bounded by one block
             top += [(float(cosines[i]), rows[i][0], rows[i][1]) for i in best_rows(cosines, many)]
             top = sorted(top, key=lambda t: (-t[0], t[1]))[:many]
-        top = {key: cosine for cosine, _, key in sorted(top, key=lambda t: (-t[0], t[1]))[:many]}
+        top = {key: cosine for cosine, _, key in top}       # best first, at most many
         best = best_per_chunk((cid, 1.0 - top[key]) for key, cid in self.store.key_chunks(top))
         return sorted(best.items(), key=lambda kv: kv[1])[:n]
 
@@ -177,5 +171,5 @@ class MemoryNearest:
             return []
         cosines = self.matrix @ qvec
         best = best_per_chunk((self.chunk_of[i], 1.0 - float(cosines[i]))
-                              for i in top_rows(cosines, n * 8))   # a member's windows count once
+                              for i in best_rows(cosines, n * 8))  # a member's windows count once
         return sorted(best.items(), key=lambda kv: kv[1])[:n]
