@@ -24,7 +24,8 @@ import run_eval  # noqa: E402  (the kit's hit rule)
 from codebase_rag.config import CANDIDATES, KEYWORD_SCORES  # noqa: E402
 from codebase_rag.indexer import chunk_file  # noqa: E402
 from codebase_rag.reader import Reader  # noqa: E402
-from codebase_rag.search import fuse, lexical_scores, rescore  # noqa: E402
+from codebase_rag.keywords import Fts5Keywords  # noqa: E402
+from codebase_rag.search import fuse, rescore  # noqa: E402
 from codebase_rag.text import cache_key, chunk_header, windows  # noqa: E402
 
 
@@ -70,7 +71,7 @@ def main():
     ranks = {name: [] for name in variants}
     for q, qvec in zip(questions, qvecs):
         cos_all = matrix @ qvec
-        bm25 = lexical_scores(store, q["query"], KEYWORD_SCORES)
+        bm25 = Fts5Keywords(store).best(q["query"], KEYWORD_SCORES)
         for name, (fusion, signatures) in variants.items():
             best = {}
             for i in np.flatnonzero(np.ones(len(rows), bool) if signatures else ~is_signature):

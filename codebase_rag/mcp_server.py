@@ -199,6 +199,7 @@ def build_server(db):
         try:
             store, model, _, nearest = reader.prepare()
             nearest.sync()
+            reader.keywords.sync()
             if model:
                 model.embedder()
         except Exception:

@@ -108,6 +108,11 @@ class CacheScan:
             look *= 4
 
 
+REDUCE_ABOVE = 100_000       # windows: below, the whole product takes under 10 ms
+REDUCED_DIM = 128            # of 384: a third of the memory read
+SHORTLIST = 16               # times the rows asked that the reduced product shortlists
+
+
 def distances_for(store, qvec, chunk_ids):
     """Cosine distance of the question to each chunk's closest window, from the embedding
     cache, for chunks that only the lexical ranking found (one with no vector yet has none)."""
@@ -118,7 +123,12 @@ def distances_for(store, qvec, chunk_ids):
 class MemoryNearest:
     """Every window's vector in memory. Before each search it catches up with the index by
     what is new since it last looked (windows and vectors only ever get higher seqs), and by
-    which windows are gone, so it stays right while hooks, queries and builds write."""
+    which windows are gone, so it stays right while hooks, queries and builds write.
+    Above REDUCE_ABOVE windows the product of 384 dimensions is bound by memory reads (28
+    ms at 300,000): each vector also has its projection on the vectors' own 128 main
+    directions, whose product shortlists the rows that the whole vectors then rank. On real
+    MiniLM vectors (jellyfin, 400 questions, the shortlist's share as at 300,000 windows)
+    it finds every one of the exact scan's nearest members."""
 
     def __init__(self, store):
         self.store = store
@@ -129,6 +139,7 @@ class MemoryNearest:
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self.chunk_of = []                    # row of self.matrix -> chunk id
         self.version = None
+        self.basis = self.reduced = None      # 384 x 128; self.matrix @ self.basis
 
     def sync(self):
         db = self.store.db
@@ -155,12 +166,20 @@ class MemoryNearest:
                 new_vectors[seq] = vec                     # for a key (a repaired cache)
             self.seen_vec = max(self.seen_vec, vseq)
         keep = sorted(seq for seq in self.vectors if seq in self.rows and seq not in new_vectors)
-        old = self.matrix[[self.vectors[s] for s in keep]] if keep else \
+        kept = [self.vectors[s] for s in keep]
+        old = self.matrix[kept] if keep else \
             np.zeros((0, self.matrix.shape[1] if self.matrix.size else 0), dtype=np.float32)
         added = sorted(new_vectors)
         fresh = np.frombuffer(b"".join(new_vectors[s] for s in added), dtype=np.float32) \
             .reshape(len(added), -1) if added else None
         self.matrix = old if fresh is None else fresh if not len(old) else np.vstack([old, fresh])
+        if self.basis is None and len(self.matrix) > REDUCE_ABOVE:
+            sample = self.matrix[::len(self.matrix) // 20_000 + 1]
+            self.basis = np.ascontiguousarray(
+                np.linalg.svd(sample, full_matrices=False)[2][:REDUCED_DIM].T)
+            self.reduced = self.matrix @ self.basis
+        elif self.basis is not None:
+            self.reduced = np.vstack([self.reduced[kept]] + ([fresh @ self.basis] if added else []))
         order = keep + added
         self.vectors = {seq: i for i, seq in enumerate(order)}
         self.chunk_of = [self.rows[seq][0] for seq in order]
@@ -169,7 +188,13 @@ class MemoryNearest:
         self.sync()
         if not len(self.chunk_of):
             return []
-        cosines = self.matrix @ qvec
-        best = best_per_chunk((self.chunk_of[i], 1.0 - float(cosines[i]))
-                              for i in best_rows(cosines, n * 8))  # a member's windows count once
+        many = n * 8                                  # a member's windows count once
+        if self.reduced is None:
+            rows = np.arange(len(self.matrix))
+            cosines = self.matrix @ qvec
+        else:
+            rows = np.sort(best_rows(self.reduced @ (qvec @ self.basis), many * SHORTLIST))
+            cosines = self.matrix[rows] @ qvec
+        best = best_per_chunk((self.chunk_of[rows[i]], 1.0 - float(cosines[i]))
+                              for i in best_rows(cosines, many))
         return sorted(best.items(), key=lambda kv: kv[1])[:n]

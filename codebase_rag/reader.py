@@ -23,6 +23,7 @@ from .errors import UsageError, printable
 from .fresh import Watcher, absorb, changed_files, stale_note
 from .languages import by_language
 from .lock import holder, is_locked
+from .keywords import MemoryKeywords
 from .nearest import CacheScan, ChromaNearest, MemoryNearest
 from .search import Hit, search
 from .folder import find_index
@@ -40,11 +41,11 @@ class Answer:
 
 class Reader:
     """Questions to the index at db, or to the one found by walking up from cwd. memory: a
-    reader that lives long (the MCP server) keeps every vector in memory."""
+    reader that lives long (the MCP server) keeps every vector and keyword posting in memory."""
 
     def __init__(self, db=None, model=None, cwd=None, memory=False):
         self.db, self.model_asked, self.cwd, self.memory = db, model, cwd, memory
-        self.store = self.exported = self.in_memory = None
+        self.store = self.exported = self.in_memory = self.keywords = None
         self.opened = None            # (folder, inode of index.sqlite) of the open store
         self.watcher = None           # a long-lived reader's: what changed on disk since
         self.tree_gone = False        # the indexed tree was not there at the last question
@@ -74,6 +75,7 @@ class Reader:
             self.store, self.opened = store, opened
             self.exported = index_model(folder, built_with, store.meta("precision"))
             self.in_memory = MemoryNearest(store) if self.memory else None
+            self.keywords = MemoryKeywords(store) if self.memory else None
             self.forget_watcher()
         return self.store
 
@@ -133,7 +135,7 @@ class Reader:
         answers = []
         for q in questions:
             hits = search(store, q, vectors.get(q), nearest, k, mode, path_glob,
-                          language) if q else []
+                          language, self.keywords) if q else []
             answers.append(self.answer(store, q, hits, stale, max_distance))
         return answers
 

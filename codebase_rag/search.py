@@ -6,12 +6,12 @@ import functools
 import re
 from dataclasses import dataclass
 
-from .config import CANDIDATES, CONFIDENT, K, KEYWORD_SCORES, MODE, NAME_WEIGHT, SHORT_LINES, \
-    SHORT_WEIGHT, TEST_WEIGHT, VECTOR_SHARE
+from .config import CANDIDATES, CONFIDENT, K, KEYWORD_SCORES, MODE, SHORT_LINES, SHORT_WEIGHT, \
+    TEST_WEIGHT, VECTOR_SHARE
 from .languages import language_for
+from .keywords import Fts5Keywords
 from .nearest import distances_for
 from .store import IndexedChunk
-from .text import fts_query
 
 
 @dataclass
@@ -22,12 +22,6 @@ class Hit:
     distance: float | None
     confident: bool
     stale: bool = False           # its file changed since, in a way the query could not absorb
-
-
-def lexical_scores(store, question, n):
-    """{chunk id: BM25 score, higher is better} of the n best by keywords."""
-    match = fts_query(question)
-    return dict(store.lexical_search(match, NAME_WEIGHT, n)) if match else {}
 
 
 def fuse(cosines, bm25, share=VECTOR_SHARE):
@@ -70,17 +64,19 @@ def rescore(scores, rows, question):
     return scores
 
 
-def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None, language=None):
+def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None, language=None,
+           keywords=None):
     """The k best chunks as Hits, best first, without overlapping duplicates, of files that
     match path_glob and of one language, if given. qvec None (no model yet): keywords only,
     without distances; a member with no vector yet has none either. nearest: a source of
-    nearest windows."""
+    nearest windows; keywords: of BM25 scores (FTS5's, unless given)."""
     wide = 4 if path_glob or language else 1
     vector = dict(nearest.nearest(qvec, CANDIDATES * wide)) \
         if mode != "lexical" and qvec is not None else {}
     # keywords score more members than become candidates: a member found by meaning alone
     # still gets its keyword score, since the fusion needs both halves of each candidate
-    bm25 = lexical_scores(store, question, KEYWORD_SCORES * wide) if mode != "vector" else {}
+    bm25 = (keywords or Fts5Keywords(store)).best(question, KEYWORD_SCORES * wide) \
+        if mode != "vector" else {}
     candidates = vector.keys() | list(bm25)[:CANDIDATES * wide]
     if qvec is not None:
         vector.update(distances_for(store, qvec, [c for c in candidates if c not in vector]))

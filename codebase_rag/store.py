@@ -25,13 +25,15 @@ from .errors import DamagedIndex, OldFormat, damaged, warn
 # without the writer lock; Chroma is written only under the lock. A window's id names its
 # text (chunk id, ordinal, a prefix of the text's hash), so a vector Chroma holds under an
 # id is always that window's, and a window whose text survives a re-chunk keeps its vector.
-# windows.seq and vectors.seq only grow: a long-lived reader catches up by what is new.
+# windows.seq, vectors.seq and chunks.rowid (meta chunk_seq) only grow: a long-lived reader
+# catches up by what is new.
 # A lookup by id or file writes +embedded: without it SQLite walks windows_todo, every
 # embedded window, a cost that grows with the index (74 ms a query on ppy/osu).
 # vectors.f32 (flat.py) gets rows only at new seqs: none changes under a reader.
 
 SCHEMA_VERSION = "5"          # bump when the tables change; a plain run upgrades an older
                               # index from its embedding cache
+TOKENIZER = "porter unicode61"         # FTS5's, which keywords.py reads the same way
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,
@@ -40,7 +42,7 @@ CREATE TABLE IF NOT EXISTS chunks(rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, fil
     language TEXT, namespace TEXT, class TEXT, member TEXT, kind TEXT, start_line INTEGER,
     end_line INTEGER, signature TEXT, text TEXT);
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file);
-CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(name, body, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(name, body, tokenize='{TOKENIZER}');
 CREATE TABLE IF NOT EXISTS windows(seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE,
     file TEXT, chunk TEXT, ordinal INTEGER, key TEXT, text TEXT,
     embedded INTEGER NOT NULL DEFAULT 0);
@@ -155,13 +157,6 @@ class Store:
         return [r for (r,) in self.db.execute("PRAGMA integrity_check") if r != "ok"]
 
     # -- lookups for the search
-    def lexical_search(self, match, name_weight, n):
-        """[(chunk id, BM25 score, higher is better)] best first, for the FTS5 query match."""
-        return self.db.execute(                         # ranked before the join: 2x faster
-            "SELECT c.id, -score FROM (SELECT rowid AS hit, bm25(lexical, ?, 1.0) AS score "
-            "FROM lexical WHERE lexical MATCH ? ORDER BY score LIMIT ?) JOIN chunks c ON "
-            "c.rowid = hit ORDER BY score", (name_weight, match, n)).fetchall()
-
     def window_vectors(self, chunk_ids):
         """[(chunk id, vector blob)] for every window of the given chunks whose vector is in
         the embedding cache."""
@@ -341,6 +336,9 @@ class Store:
             return 0, 0, 0
         with self.db:
             before, embedded = {}, set()
+            row = self.db.execute("SELECT max(ifnull(max(rowid), 0), ifnull((SELECT CAST(value "
+                                  "AS INTEGER) FROM meta WHERE key='chunk_seq'), 0)) FROM chunks"
+                                  ).fetchone()[0]
             for part in parts(paths):
                 for cid, path in self.db.execute(
                         f"SELECT id, file FROM chunks WHERE file IN ({marks(part)})", part):
@@ -363,11 +361,12 @@ class Store:
                     self.db.execute("DELETE FROM files WHERE path=?", (f.rel,))
                     continue
                 for c, lexical in f.chunks:
-                    cur = self.db.execute(
-                        f"INSERT INTO chunks({CHUNK_COLUMNS}) VALUES ({marks(CHUNK_FIELDS)})",
-                        [getattr(c, k) for k in CHUNK_FIELDS])
+                    row += 1
+                    self.db.execute(f"INSERT INTO chunks(rowid, {CHUNK_COLUMNS}) VALUES "
+                                    f"(?, {marks(CHUNK_FIELDS)})",
+                                    [row] + [getattr(c, k) for k in CHUNK_FIELDS])
                     self.db.execute("INSERT INTO lexical(rowid, name, body) VALUES (?, ?, ?)",
-                                    (cur.lastrowid, *lexical))
+                                    (row, *lexical))
                 # a window whose id and text survive keeps its vector in Chroma
                 kept = [(wid, key) in embedded for wid, _, _, key, _ in f.windows]
                 self.db.executemany(
@@ -379,6 +378,7 @@ class Store:
                                     [(w[0],) for w, keep in zip(f.windows, kept) if keep])
                 self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
                                 (f.rel, f.mtime_ns, f.size, f.sha))
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('chunk_seq', ?)", (row,))
         return tuple(changes)
 
     # -- step 2: Chroma follows

@@ -130,7 +130,11 @@ def lexical_text(rel, c, text):
             f"{rel} {c.namespace} {c.kind}\n{split_identifiers(text)}\n{compounds}")
 
 
-def fts_query(question):
+def fts_words(question):
+    """The question's words that count as keywords, each once, in order."""
     words = re.findall(r"\w+", split_identifiers(question).lower())
-    terms = [w for w in dict.fromkeys(words) if w not in STOPWORDS and len(w) > 1]
-    return " OR ".join(f'"{t}"' for t in terms)
+    return [w for w in dict.fromkeys(words) if w not in STOPWORDS and len(w) > 1]
+
+
+def fts_query(question):
+    return " OR ".join(f'"{w}"' for w in fts_words(question))

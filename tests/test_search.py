@@ -2,6 +2,8 @@
 real index (SQLite and Chroma) of a tiny tree."""
 import pytest
 
+from codebase_rag import keywords
+from codebase_rag.keywords import Fts5Keywords, MemoryKeywords
 from codebase_rag.runs import index_tree
 from codebase_rag.nearest import CacheScan, ChromaNearest, MemoryNearest
 from codebase_rag.search import fuse, search
@@ -201,3 +203,35 @@ def test_vectors_kept_in_memory_follow_every_write(store, word_embedder, tmp_pat
     agrees("password hash")
     assert "Auth/PasswordHasher.cs#0" not in dict(memory.nearest(
         word_embedder(["password hash"])[0], 10))
+
+
+@pytest.mark.parametrize("reread", [0.0, 100.0], ids=["read-again", "rows-added"])
+def test_keyword_postings_kept_in_memory_score_as_fts5_does_after_every_write(
+        store, word_embedder, tmp_path, monkeypatch, reread):
+    """What the MCP server ranks keywords with: FTS5's own tokens and bm25() formula, so the
+    same members with the same scores, bit for bit, while other processes write: a file
+    changed, one added, deleted and written again (its rows' ids are not used twice).
+    After a write it reads every posting again, or only the new rows."""
+    monkeypatch.setattr(keywords, "REREAD", reread)
+    memory = MemoryKeywords(Store(tmp_path / "db"))
+    questions = ("refill the energy timers", "password hash salt", "add or remove an item",
+                 "energy", "max energy level bonus", "EnergySystem tests", "nothing like it")
+
+    def agrees():
+        for question in questions:
+            assert memory.best(question, 100) == Fts5Keywords(store).best(question, 100)
+    agrees()
+    assert list(memory.best("refill energy timers", 2)) == \
+        list(Fts5Keywords(store).best("refill energy timers", 2))
+    src = tmp_path / "src"
+    timers = src / "Energy" / "Timers.cs"
+    for change in (
+            lambda: (src / "Inventory" / "Inventory.cs").write_text(FILES[
+                "Inventory/Inventory.cs"].replace("Changed();", "Changed(energy, item);")),
+            lambda: timers.write_text("class Timers { void Refill() { energy++; } }"),
+            lambda: timers.unlink(),       # the highest rows go, and then come back
+            lambda: timers.write_text("class Timers { void Salt() { hash(salt); } }")):
+        change()
+        index_tree(str(src), str(tmp_path / "db"), progress=False, embedder=word_embedder)
+        agrees()
+    assert "Energy/Timers.cs#0" in memory.best("salt", 10)

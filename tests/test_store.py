@@ -9,6 +9,7 @@ import pytest
 
 from codebase_rag.errors import OldFormat, UsageError
 from codebase_rag.folder import claim_index_folder, owned
+from codebase_rag.keywords import Fts5Keywords
 from codebase_rag.store import FileIndex, IndexedChunk, Store, open_store_afresh
 
 
@@ -84,8 +85,8 @@ def test_a_write_replaces_a_files_chunks_and_vectors_whole(store):
     assert write(store, FileIndex("B.cs")) == (0, 0, 1)              # removed
     assert chroma_ids(store) == ["A.cs#0.0"] and list(store.manifest()) == ["A.cs"]
     assert store.embedded_count() == 1 and store.count("chunks") == 1
-    assert [c for c, _ in store.lexical_search('"load"', 8.0, 10)] == ["A.cs#0"]
-    assert store.lexical_search('"save"', 8.0, 10) == []
+    assert list(Fts5Keywords(store).best("load", 10)) == ["A.cs#0"]
+    assert Fts5Keywords(store).best("save", 10) == {}
 
 
 def test_new_windows_wait_and_first_windows_go_first(store):
@@ -93,7 +94,7 @@ def test_new_windows_wait_and_first_windows_go_first(store):
     f.windows.append(("A.cs#0.1", "A.cs#0", 1, "key-Load-2", "method Load, later lines"))
     store.replace_files([f])
     assert store.count("windows") == 3 and store.embedded_count() == 0
-    assert [c for c, _ in store.lexical_search('"save"', 8.0, 10)] == ["A.cs#1"]  # keywords work at once
+    assert list(Fts5Keywords(store).best("save", 10)) == ["A.cs#1"]  # keywords work at once
     assert [w for w, _, _ in store.pending_windows(10)] == ["A.cs#0.0", "A.cs#1.0", "A.cs#0.1"]
     assert store.first_windows_pending()
     store.upsert_windows(["A.cs#0.0", "A.cs#1.0"], [vector_of("a"), vector_of("b")])
@@ -322,3 +323,35 @@ def test_an_index_started_afresh_has_its_own_flat_file(store, tmp_path):
     assert fresh.flat_seq() == 59 and flat_in_step(fresh)
     assert (tmp_path / "db" / "vectors.f32").stat().st_size == 60 * 384 * 4
     scan_agrees(fresh, vector_of("the question"))
+
+
+# ----------------------------------------------------------------------------- the MCP reader
+def test_a_large_memory_reader_shortlists_by_main_directions_and_answers_as_the_exact_scan(
+        store, monkeypatch):
+    """Above REDUCE_ABOVE windows the MCP server's reader ranks only a shortlist, made by
+    the vectors' projections on their main directions. On vectors shaped as a sentence
+    model's are (members of a few topics), its answers are the exact scan's, before and
+    after a write."""
+    from codebase_rag import nearest
+    monkeypatch.setattr(nearest, "REDUCE_ABOVE", 1000)
+    rng = np.random.default_rng(7)
+    topics = [vector_of(f"topic {t}") for t in range(40)]
+
+    def add(files, members=30):
+        store.replace_files([file_index(f"F{i}.cs", [f"M{i}_{j}" for j in range(members)])
+                             for i in files])
+        store.cache_vectors((key, near(topics[int(key[5:].split("_")[0]) % 40], rng, 1.5))
+                            for _, key, _ in store.pending_windows(10**6))
+    add(range(60))
+    memory = nearest.MemoryNearest(store)
+
+    def agrees():
+        for t in range(40):
+            qvec = near(topics[t], rng, 2.0)
+            got, want = memory.nearest(qvec, 10), nearest.CacheScan(store).nearest(qvec, 10)
+            assert [c for c, _ in got] == [c for c, _ in want]
+            assert [d for _, d in got] == pytest.approx([d for _, d in want], abs=1e-6)
+        assert memory.reduced.shape == (len(memory.matrix), nearest.REDUCED_DIM)
+    agrees()
+    add(range(50, 70))                              # 10 files replaced, 10 new
+    agrees()

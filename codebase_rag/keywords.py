@@ -1,0 +1,202 @@
+"""Keywords: the members that score best by BM25 on the question's words. Two sources of
+one shape, each anything with
+    best(question, n)   {chunk id: BM25 score, higher is better} of the n best, best first
+- Fts5Keywords: SQLite's FTS5 index, for a reader that asks once (query.py);
+- MemoryKeywords: that index's postings in memory, kept in step with it, for a reader that
+  lives long (the MCP server). FTS5's bm25() looks up the length of every row that holds
+  any of the words, and a common word is in many ("new" is in 41% of the members of a
+  137,000-member index: 35 ms a question). Here the lengths are one array, and the scores
+  are FTS5's own: the same tokens (FTS5's tokenizer made them), the same formula, added up
+  in the same order.
+"""
+import math
+import sqlite3
+
+import numpy as np
+
+from .config import NAME_WEIGHT
+from .store import TOKENIZER
+from .text import fts_query, fts_words
+
+K1, B = 1.2, 0.75                   # FTS5's bm25() constants
+REREAD = 0.05                       # read every posting again once this share of rows is new
+
+
+class Fts5Keywords:
+    def __init__(self, store):
+        self.store = store
+
+    def best(self, question, n):
+        match = fts_query(question)
+        return dict(self.store.db.execute(              # ranked before the join: 2x faster
+            "SELECT c.id, -score FROM (SELECT rowid AS hit, bm25(lexical, ?, 1.0) AS score "
+            "FROM lexical WHERE lexical MATCH ? ORDER BY score LIMIT ?) JOIN chunks c ON "
+            "c.rowid = hit ORDER BY score", (NAME_WEIGHT, match, n))) if match else {}
+
+
+class MemoryKeywords:
+    """Every token's postings (the rows that hold it, and how often in each column), as
+    FTS5 holds them when first read, then the rows written since. A chunk's rowid is never
+    used again (store.py), so what is new is what lies above the highest rowid read."""
+
+    def __init__(self, store):
+        self.store, self.version = store, None
+        self.tokenizer = sqlite3.connect(":memory:")    # FTS5's tokenizer, on text of ours
+        self.tokenizer.executescript(
+            f"CREATE VIRTUAL TABLE t USING fts5(name, body, tokenize='{TOKENIZER}');"
+            f"CREATE VIRTUAL TABLE v USING fts5vocab(t, instance);")
+        self.tokens_of_word = {}
+        self.read = 0                 # rows read whole at the last full read
+
+    def best(self, question, n):
+        tokens = self.tokens(fts_words(question))
+        if tokens is None:            # a word FTS5 reads as a phrase of several tokens
+            return Fts5Keywords(self.store).best(question, n)
+        self.sync()
+        rows = max(self.rows, 1)
+        avgdl = self.total / rows
+        score = np.zeros(len(self.length))
+        for token in tokens:          # in the question's order, as FTS5 adds them up
+            hits, name, body = self.postings_of(token)
+            if not len(hits):
+                continue
+            idf = math.log((rows - len(hits) + 0.5) / (len(hits) + 0.5))
+            freq = name * NAME_WEIGHT + body
+            score[hits] += (idf if idf > 0 else 1e-6) * (
+                (freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * self.length[hits] / avgdl)))
+        found = np.flatnonzero(score)
+        if len(found) > n:
+            found = found[score[found] >= np.partition(score[found], len(found) - n)[-n]]
+        found = found[np.lexsort((found, -score[found]))][:n].tolist()
+        ids = dict(self.store.db.execute(
+            f"SELECT rowid, id FROM chunks WHERE rowid IN ({','.join('?' * len(found))})", found))
+        return {ids[r]: float(score[r]) for r in found if r in ids}
+
+    def tokens(self, words):
+        """The one token FTS5 makes of each word, or None if some word makes several."""
+        new = [w for w in words if w not in self.tokens_of_word]
+        if new:
+            if len(self.tokens_of_word) > 50_000:
+                self.tokens_of_word.clear()
+            self.tokenizer.executemany("INSERT INTO t(rowid, name, body) VALUES (?, ?, '')",
+                                       enumerate(new))
+            made = {}
+            for token, row in self.tokenizer.execute("SELECT term, doc FROM v ORDER BY doc, offset"):
+                made.setdefault(new[row], []).append(token)
+            self.tokenizer.execute("DELETE FROM t")
+            self.tokens_of_word.update((w, made.get(w, [])) for w in new)
+        made = [self.tokens_of_word[w] for w in words]
+        return None if any(len(t) > 1 for t in made) else [t[0] for t in made if t]
+
+    def postings_of(self, token):
+        """(rows, name counts, body counts) of the live rows that hold token."""
+        i = self.span.get(token)
+        at = slice(self.starts[i], self.starts[i + 1]) if i is not None else slice(0, 0)
+        hits, name, body = self.hits[at], self.name[at], self.body[at]
+        if token in self.added:
+            more = np.array(self.added[token], dtype=np.int64).reshape(-1, 3)
+            hits, name, body = (np.concatenate([a, m]) for a, m in zip((hits, name, body), more.T))
+        live = self.alive[hits]
+        return hits[live], name[live], body[live]
+
+    def sync(self):
+        """Catch up with the index: rows gone, rows new, or everything read again."""
+        version = self.store.version()
+        if version == self.version:
+            return
+        self.version = version
+        db = self.store.db
+        db.execute("BEGIN")                                 # one snapshot of the index
+        try:
+            if not self.read:
+                return self.read_all(db)
+            new = db.execute("SELECT count(*) FROM chunks WHERE rowid > ?",
+                             (self.seen,)).fetchone()[0]
+            if self.new_rows + new > self.read * REREAD:
+                return self.read_all(db)
+            if db.execute("SELECT count(*) FROM chunks WHERE rowid <= ?",
+                          (self.seen,)).fetchone()[0] != self.rows:
+                live = np.zeros(len(self.alive), dtype=bool)
+                live[[r for (r,) in db.execute("SELECT rowid FROM chunks WHERE rowid <= ?",
+                                               (self.seen,))]] = True
+                gone = self.alive & ~live
+                self.rows -= int(gone.sum())
+                self.total -= int(self.length[gone].sum())
+                self.alive &= live
+            if new:
+                self.read_new(db)
+        finally:
+            db.execute("COMMIT")
+
+    def read_all(self, db):
+        """Every token's postings, from FTS5's own index: each token's instances (the row
+        and column of each occurrence), parsed a batch of tokens at a time (a numpy array
+        per token, or all at once, costs 40-90 MB more memory on jellyfin)."""
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lexical_tokens USING "
+                   "fts5vocab(main, lexical, instance)")
+        self.span, parts, batch, size = {}, [], [], 0
+        for token, codes in db.execute("SELECT term, group_concat(doc * 2 + (col = 'body')) "
+                                       "FROM temp.lexical_tokens GROUP BY term"):
+            self.span[token] = len(self.span)
+            batch.append(codes)
+            size += len(codes)
+            if size > 2 ** 21:
+                parts.append(postings(batch, len(self.span) - len(batch)))
+                batch, size = [], 0
+        parts.append(postings(batch, len(self.span) - len(batch)))
+        token, self.hits, name, body = (np.concatenate([p[i] for p in parts]) for i in range(4))
+        del parts
+        self.starts = np.searchsorted(token, np.arange(len(self.span) + 1))
+        self.seen = db.execute("SELECT ifnull(max(rowid), 0) FROM chunks").fetchone()[0]
+        self.rows = self.read = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        self.length = np.bincount(self.hits, name + body.astype(np.float64),
+                                  minlength=self.seen + 1)
+        self.name, self.body = name, body
+        self.total = int(self.length.sum())
+        self.alive = np.zeros(self.seen + 1, dtype=bool)
+        self.alive[[r for (r,) in db.execute("SELECT rowid FROM chunks")]] = True
+        self.added, self.new_rows = {}, 0
+
+    def read_new(self, db):
+        """The rows above the highest read, through our own FTS5 tokenizer."""
+        rows = db.execute("SELECT rowid, name, body FROM lexical WHERE rowid > ?",
+                          (self.seen,)).fetchall()
+        self.tokenizer.executemany("INSERT INTO t(rowid, name, body) VALUES (?, ?, ?)", rows)
+        counts = {}
+        for token, row, column in self.tokenizer.execute("SELECT term, doc, col FROM v"):
+            count = counts.setdefault((token, row), [0, 0])
+            count[column == "body"] += 1
+        self.tokenizer.execute("DELETE FROM t")
+        top = max(r for r, _, _ in rows)
+        grow = top + 1 - len(self.alive)
+        if grow > 0:
+            self.alive = np.concatenate([self.alive, np.zeros(grow, dtype=bool)])
+            self.length = np.concatenate([self.length, np.zeros(grow)])
+        for (token, row), (name, body) in counts.items():
+            self.added.setdefault(token, []).append((row, name, body))
+            self.length[row] += name + body
+        new = [r for r, _, _ in rows]
+        self.alive[new] = True
+        self.rows += len(new)
+        self.new_rows += len(new)
+        self.total += int(self.length[new].sum())
+        self.seen = top
+
+
+def postings(batch, first):
+    """(token, row, name count, body count) of each (token, row) of a batch of tokens
+    numbered from first, given each token's instances as "row * 2 + is body,..."."""
+    if not batch:
+        return (np.zeros(0, dtype=np.int32),) * 2 + (np.zeros(0, dtype=np.uint16),) * 2
+    code = np.fromstring(",".join(batch), dtype=np.int64, sep=",")
+    token = np.repeat(np.arange(first, first + len(batch)), [c.count(",") + 1 for c in batch])
+    if np.any((token[1:] == token[:-1]) & (code[1:] < code[:-1])):   # FTS5 reads in order
+        order = np.lexsort((code, token))
+        token, code = token[order], code[order]
+    row = code >> 1
+    starts = np.flatnonzero(np.r_[True, (row[1:] != row[:-1]) | (token[1:] != token[:-1])])
+    body = np.add.reduceat(code & 1, starts)
+    name = np.diff(np.r_[starts, len(code)]) - body
+    counts = np.uint16 if max(name.max(initial=0), body.max(initial=0)) < 2 ** 16 else np.int32
+    return (token[starts].astype(np.int32), row[starts].astype(np.int32), name.astype(counts),
+            body.astype(counts))
