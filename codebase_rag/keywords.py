@@ -5,7 +5,7 @@ one shape, each anything with
 - MemoryKeywords: that index's postings in memory, kept in step with it, for a reader that
   lives long (the MCP server). FTS5's bm25() looks up the length of every row that holds
   any of the words, and a common word is in many ("new" is in 41% of the members of a
-  137,000-member index: 35 ms a question). Here the lengths are one array, and the scores
+  137,000-member index: 35-45 ms a question). Here the lengths are one array, and the scores
   are FTS5's own: the same tokens (FTS5's tokenizer made them), the same formula, added up
   in the same order.
 """
