@@ -78,15 +78,20 @@ class MemoryKeywords:
         if new:
             if len(self.tokens_of_word) > 50_000:
                 self.tokens_of_word.clear()
-            self.tokenizer.executemany("INSERT INTO t(rowid, name, body) VALUES (?, ?, '')",
-                                       enumerate(new))
             made = {}
-            for token, row in self.tokenizer.execute("SELECT term, doc FROM v ORDER BY doc, offset"):
+            for token, row, _ in self.tokenize([(i, w, "") for i, w in enumerate(new)]):
                 made.setdefault(new[row], []).append(token)
-            self.tokenizer.execute("DELETE FROM t")
             self.tokens_of_word.update((w, made.get(w, [])) for w in new)
         made = [self.tokens_of_word[w] for w in words]
         return None if any(len(t) > 1 for t in made) else [t[0] for t in made if t]
+
+    def tokenize(self, rows):
+        """[(token, rowid, column)] of (rowid, name, body) rows, in order, as FTS5 makes them."""
+        self.tokenizer.executemany("INSERT INTO t(rowid, name, body) VALUES (?, ?, ?)", rows)
+        made = self.tokenizer.execute("SELECT term, doc, col FROM v ORDER BY doc, col, offset"
+                                      ).fetchall()
+        self.tokenizer.execute("DELETE FROM t")
+        return made
 
     def postings_of(self, token):
         """(rows, name counts, body counts) of the live rows that hold token."""
@@ -161,12 +166,10 @@ class MemoryKeywords:
         """The rows above the highest read, through our own FTS5 tokenizer."""
         rows = db.execute("SELECT rowid, name, body FROM lexical WHERE rowid > ?",
                           (self.seen,)).fetchall()
-        self.tokenizer.executemany("INSERT INTO t(rowid, name, body) VALUES (?, ?, ?)", rows)
         counts = {}
-        for token, row, column in self.tokenizer.execute("SELECT term, doc, col FROM v"):
+        for token, row, column in self.tokenize(rows):
             count = counts.setdefault((token, row), [0, 0])
             count[column == "body"] += 1
-        self.tokenizer.execute("DELETE FROM t")
         top = max(r for r, _, _ in rows)
         grow = top + 1 - len(self.alive)
         if grow > 0:
