@@ -4,11 +4,11 @@ fusion by rank (reciprocal rank, k 20, as before) or by score (search.fuse), eac
 without the members' signature windows (the last window of a member, its header and
 signature alone). Every variant reads the same vectors, so the comparison costs no index.
 
-    python bench/fusion_ablation.py DB DATA.jsonl CORPUS [--share 0.55]
+    python bench/fusion_ablation.py DB DATA.jsonl CORPUS [--share S]
 
 DB: an index of CORPUS (kept by the kit's run_eval.py --keep-db); DATA: a kit dev set. The
 "score fusion + signature windows" row is the shipped search and repeats run_eval.py's
-figures.
+figures (without --share, each question's share is the shipped one: search.vector_share).
 """
 import argparse
 import json
@@ -25,7 +25,7 @@ from codebase_rag.config import CANDIDATES, KEYWORD_SCORES  # noqa: E402
 from codebase_rag.indexer import chunk_file  # noqa: E402
 from codebase_rag.reader import Reader  # noqa: E402
 from codebase_rag.keywords import Fts5Keywords  # noqa: E402
-from codebase_rag.search import fuse, rescore  # noqa: E402
+from codebase_rag.search import fuse, rescore, vector_share  # noqa: E402
 from codebase_rag.text import cache_key, chunk_header, windows  # noqa: E402
 
 
@@ -42,7 +42,7 @@ def main():
     p.add_argument("db")
     p.add_argument("data")
     p.add_argument("corpus")
-    p.add_argument("--share", type=float, default=0.55)
+    p.add_argument("--share", type=float, help="one share of meaning for every question")
     args = p.parse_args()
     questions = [json.loads(line) for line in open(args.data) if line.strip()]
     store, model, _, _ = Reader(args.db).prepare()
@@ -64,10 +64,11 @@ def main():
     print(f"{len(rows):,} windows, {int(is_signature.sum()):,} of them signature windows",
           file=sys.stderr)
     chunk_rows = store.chunk_rows(set(chunk_of))
+    share = args.share or "shipped"
     variants = {"rank fusion, code windows": (rank_fusion, False),
                 "rank fusion + signature windows": (rank_fusion, True),
-                f"score fusion {args.share}, code windows": (fuse, False),
-                f"score fusion {args.share} + signature windows": (fuse, True)}
+                f"score fusion {share}, code windows": (fuse, False),
+                f"score fusion {share} + signature windows": (fuse, True)}
     ranks = {name: [] for name in variants}
     for q, qvec in zip(questions, qvecs):
         cos_all = matrix @ qvec
@@ -82,7 +83,8 @@ def main():
             candidates = set(near) | set(list(bm25)[:CANDIDATES])
             cosines = {c: best[c] for c in candidates if c in best}
             keywords = {c: bm25[c] for c in candidates if c in bm25}
-            scores = fusion(cosines, keywords, args.share) if fusion is fuse else \
+            scores = fusion(cosines, keywords, args.share or vector_share(q["query"])) \
+                if fusion is fuse else \
                 fusion(cosines, bm25)
             scores = rescore(scores, {c: chunk_rows[c] for c in scores}, q["query"])
             found, rank = [], None

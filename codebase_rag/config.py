@@ -103,6 +103,9 @@ MODE = _setting("MODE", "hybrid", "ranking: embeddings, BM25 keywords, or both f
                 flag="--mode", choices=("vector", "lexical", "hybrid"))
 VECTOR_SHARE = _setting("VECTOR_SHARE", 0.55, "how much nearness in meaning counts against "
                         "keywords when the two are fused (1: embeddings alone)", bounds=(0, 1))
+QUESTION_SHARE = _setting("QUESTION_SHARE", 0.6, "the same, for a question (one that ends "
+                          "with '?' or opens with how, where, which, what or why)",
+                          bounds=(0, 1))
 NAME_WEIGHT = _setting("NAME_WEIGHT", 8.0, "BM25 weight of a member's own names against "
                        "the rest of its text", bounds=(0, None))
 TEST_WEIGHT = _setting("TEST_WEIGHT", 0.5, "how much a member of test code counts against "

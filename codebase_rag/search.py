@@ -6,8 +6,8 @@ import functools
 import re
 from dataclasses import dataclass
 
-from .config import CANDIDATES, CONFIDENT, K, KEYWORD_SCORES, MODE, SHORT_LINES, SHORT_WEIGHT, \
-    TEST_WEIGHT, VECTOR_SHARE
+from .config import CANDIDATES, CONFIDENT, K, KEYWORD_SCORES, MODE, QUESTION_SHARE, SHORT_LINES, \
+    SHORT_WEIGHT, TEST_WEIGHT, VECTOR_SHARE
 from .languages import language_for
 from .keywords import Fts5Keywords
 from .nearest import distances_for
@@ -39,6 +39,18 @@ def fuse(cosines, bm25, share=VECTOR_SHARE):
         meaning = max(0.0, cosines[cid] / top_cos) if cid in cosines else keywords
         scores[cid] = share * meaning + (1 - share) * keywords
     return scores
+
+
+# A question ("how does X decide Y?", "where is X done?") says what code does in its own
+# words, which the code's keywords match less; a statement ("Refills the timers.") or a few
+# keywords reads as a doc comment or a name does. So a question leans more on meaning: on
+# every natural-language dev set, with the summary sets untouched (bench/RESULTS-quality.md).
+ASKS_A_QUESTION = re.compile(r"\?\s*$|^\s*(how|where|which|what|why)\b", re.I)
+
+
+def vector_share(question):
+    """The share of meaning in the fusion of this question's candidates."""
+    return QUESTION_SHARE if ASKS_A_QUESTION.search(question) else VECTOR_SHARE
 
 
 @functools.lru_cache(maxsize=65536)       # asked for every candidate of every question
@@ -80,7 +92,8 @@ def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None, langu
     candidates = vector.keys() | list(bm25)[:CANDIDATES * wide]
     if qvec is not None:
         vector.update(distances_for(store, qvec, [c for c in candidates if c not in vector]))
-    share = {"vector": 1.0, "lexical": 0.0}.get(mode, VECTOR_SHARE if qvec is not None else 0.0)
+    share = {"vector": 1.0, "lexical": 0.0}.get(mode, vector_share(question) if qvec is not None
+                                                 else 0.0)
     scores = fuse({c: 1.0 - vector[c] for c in candidates if c in vector},
                   {c: bm25[c] for c in candidates if c in bm25}, share)
     rows = store.chunk_rows(scores)

@@ -6,7 +6,7 @@ from codebase_rag import keywords
 from codebase_rag.keywords import Fts5Keywords, MemoryKeywords
 from codebase_rag.runs import index_tree
 from codebase_rag.nearest import CacheScan, ChromaNearest, MemoryNearest
-from codebase_rag.search import fuse, search
+from codebase_rag.search import fuse, search, vector_share
 from codebase_rag.store import Store
 
 FILES = {
@@ -116,6 +116,21 @@ def test_a_member_with_no_vector_counts_as_near_as_its_keywords_are_good():
     scores = fuse({"a": 0.8, "b": 0.4}, {"new": 10.0, "b": 1.0}, share=0.55)
     assert scores["new"] == 1.0                        # the best keywords, and no vector yet
     assert sorted(scores, key=lambda c: -scores[c])[0] == "new"
+
+
+def test_a_question_leans_more_on_meaning_than_a_statement_of_the_same_words():
+    # a is nearer in meaning, b has the better keywords, by margins that the two shares of
+    # meaning (a statement's, a question's) weigh differently
+    cosines, bm25 = {"a": 0.5, "b": 0.4}, {"a": 7.3, "b": 10.0}
+
+    def first(question):
+        scores = fuse(cosines, bm25, vector_share(question))
+        return max(scores, key=scores.get)
+    assert first("Refills the energy timers.") == "b"          # reads as a doc comment does
+    assert first("refill energy timers") == "b"                # a few keywords
+    assert first("When are the energy timers refilled?") == "a"
+    assert first("where are the energy timers refilled") == "a"
+    assert first("How does the system decide when to refill") == "a"
 
 
 def test_both_rankings_feed_the_answer(store, word_embedder):
