@@ -6,12 +6,13 @@ import functools
 import re
 from dataclasses import dataclass
 
-from .config import CANDIDATES, CONFIDENT, K, KEYWORD_SCORES, MODE, QUESTION_SHARE, SHORT_LINES, \
-    SHORT_WEIGHT, TEST_WEIGHT, VECTOR_SHARE
+from .config import CANDIDATES, CONFIDENT, K, KEYWORD_SCORES, MODE, NAME_SAID, QUESTION_SHARE, \
+    SHORT_LINES, SHORT_WEIGHT, TEST_WEIGHT, VECTOR_SHARE
 from .languages import language_for
 from .keywords import Fts5Keywords
 from .nearest import distances_for
 from .store import IndexedChunk
+from .text import said_words
 
 
 @dataclass
@@ -63,12 +64,25 @@ def is_test(path):
 ASKS_ABOUT_TESTS = re.compile(r"\btest(s|ing|ed)?\b", re.I)
 
 
+def states_what_a_member_does(question):
+    """A sentence, not a question: it reads as a doc comment does."""
+    return question.rstrip().endswith(".") and not ASKS_A_QUESTION.search(question)
+
+
 def rescore(scores, rows, question):
-    """The fused scores, adjusted by priors: test code counts for less unless the question
-    is about tests; so does a member of a few lines (short texts sit near many questions,
-    in BM25 and in embedding space alike)."""
+    """The fused scores, adjusted by priors. A sentence that says what a member does, as its
+    doc comment would, mostly says the member's name in words ("Checks if this subject must
+    be soft-removed.": mustBeSoftRemoved), so a member gains by the share of its name's
+    words that the sentence says (questions and keyword lists name members less reliably,
+    and lose by it). Test code counts for less unless the question is about tests; so does
+    a member of a few lines (short texts sit near many questions, in BM25 and in embedding
+    space alike)."""
+    said = said_words(question) if NAME_SAID and states_what_a_member_does(question) else None
     tests_too = TEST_WEIGHT == 1 or ASKS_ABOUT_TESTS.search(question)
     for cid, row in rows.items():
+        name = said and said_words(row.member or "")
+        if name:
+            scores[cid] += NAME_SAID * len(name & said) / len(name)
         if not tests_too and is_test(row.file):
             scores[cid] *= TEST_WEIGHT
         if row.end_line - row.start_line < SHORT_LINES:

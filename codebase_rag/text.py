@@ -7,6 +7,7 @@ that no part of its body is silently truncated. One more window holds the header
 signature alone: a question that says what a member is, as its doc comment would, lies
 nearer that than any of its code (bench/RESULTS-quality.md).
 """
+import functools
 import hashlib
 import re
 from pathlib import Path
@@ -134,6 +135,20 @@ def fts_words(question):
     """The question's words that count as keywords, each once, in order."""
     words = re.findall(r"\w+", split_identifiers(question).lower())
     return [w for w in dict.fromkeys(words) if w not in STOPWORDS and len(w) > 1]
+
+
+@functools.lru_cache(maxsize=65536)       # asked for every candidate's name
+def said_words(text):
+    """A text's words as a sentence says them, to find a name's words in a sentence: the
+    keywords, each cut to a rough stem ('Renames' and 'rename' -> 'renam')."""
+    return frozenset(_stem(w) for w in fts_words(text))
+
+
+def _stem(word):
+    for suffix in ("ing", "ies", "es", "ed", "s", "e"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[:-len(suffix)]
+    return word
 
 
 def fts_query(question):

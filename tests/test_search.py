@@ -3,11 +3,12 @@ real index (SQLite and Chroma) of a tiny tree."""
 import pytest
 
 from codebase_rag import keywords
+from codebase_rag.config import NAME_SAID
 from codebase_rag.keywords import Fts5Keywords, MemoryKeywords
 from codebase_rag.runs import index_tree
 from codebase_rag.nearest import CacheScan, ChromaNearest, MemoryNearest
-from codebase_rag.search import fuse, search, vector_share
-from codebase_rag.store import Store
+from codebase_rag.search import fuse, rescore, search, vector_share
+from codebase_rag.store import IndexedChunk, Store
 
 FILES = {
     "Energy/EnergySystem.cs": """
@@ -131,6 +132,26 @@ def test_a_question_leans_more_on_meaning_than_a_statement_of_the_same_words():
     assert first("When are the energy timers refilled?") == "a"
     assert first("where are the energy timers refilled") == "a"
     assert first("How does the system decide when to refill") == "a"
+
+
+def test_a_sentence_that_says_a_members_name_in_words_lifts_that_member():
+    # a doc comment mostly says its member's name in words, and so does a question written
+    # as one; a question or a few keywords name members less reliably
+    def member(name, cid):
+        return IndexedChunk(cid, "Energy/EnergySystem.cs", "csharp", "Game", "EnergySystem",
+                            name, "method", 10, 20, "", "")
+    rows = {"refill": member("RefillTimers", "refill"), "spend": member("SpendEnergy", "spend")}
+
+    def first(question):
+        scores = rescore({"refill": 0.5, "spend": 0.55}, rows, question)
+        return max(scores, key=scores.get)
+    assert first("Refills the timers.") == "refill"             # says both of its words
+    assert first("Refills the timers") == "spend"               # not a sentence
+    assert first("Where are the timers refilled?") == "spend"   # a question
+    assert first("Where are the timers refilled.") == "spend"
+    # in proportion: one word of two is half the lift, whichever the name
+    scores = rescore({"refill": 0.5, "spend": 0.55}, rows, "Refills the energy.")
+    assert scores == pytest.approx({"refill": 0.5 + NAME_SAID / 2, "spend": 0.55 + NAME_SAID / 2})
 
 
 def test_both_rankings_feed_the_answer(store, word_embedder):
