@@ -135,7 +135,7 @@ def test_a_question_leans_more_on_meaning_than_a_statement_of_the_same_words():
 
 
 def test_a_sentence_that_says_a_members_name_in_words_lifts_that_member():
-    # a doc comment mostly says its member's name in words, and so does a question written
+    # a doc comment mostly says its member's name in words, and so does a sentence written
     # as one; a question or a few keywords name members less reliably
     def member(name, cid):
         return IndexedChunk(cid, "Energy/EnergySystem.cs", "csharp", "Game", "EnergySystem",
