@@ -1061,7 +1061,8 @@ def render(data, args):
             "- load average (1 min) recorded by the steps in this work folder (all runs, the "
             "setup builds included): " + (", ".join(loads) or "?") + " on 2 cores", "",
             "",
-            "| # | measurement | now | baseline 537e509 | ratio | target | result |",
+            f"| # | measurement | now | baseline {str(data.get('baseline', '')).split(' at ')[-1]}"
+            " | ratio | target | result |",
             "|---|---|---|---|---|---|---|"]
     rows.sort(key=lambda r: r.split("|")[1].strip())
     return "\n".join(head + rows) + "\n"
