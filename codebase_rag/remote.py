@@ -46,8 +46,15 @@ class ServerFault(Exception):
 FAILED = object()             # what call() returns when the server let a request down
 
 
-def collection_name(model_id, precision, signed=False):
-    identity = f"{model_id}|{precision}|{TEXT_FORMAT}" + ("|signed" if signed else "")
+def collection_name(model_id, precision, key=None):
+    """The collection of one embedding identity. A keyed team's is named by an HMAC of the
+    identity under its key, so each key has a collection of its own (a clone with another
+    key never overwrites the team's records) and the name tells no more of the key than a
+    record's HMAC does."""
+    identity = f"{model_id}|{precision}|{TEXT_FORMAT}"
+    if key:
+        named = hmac.new(key.encode(), b"collection\0" + identity.encode(), hashlib.sha256)
+        return "codebase-rag-k" + named.hexdigest()[:24]
     return "codebase-rag-" + hashlib.sha1(identity.encode()).hexdigest()[:16]
 
 
@@ -107,7 +114,7 @@ class TeamCache:
         self.identity = dict(model=model_id, precision=precision, text_format=TEXT_FORMAT,
                              dim=DIM, **({"signed": True} if self.key else {}))
         self.signing = f"{model_id}|{precision}|{TEXT_FORMAT}"
-        self.name = collection_name(model_id, precision, bool(self.key))
+        self.name = collection_name(model_id, precision, self.key)
         self.floor = FLOOR[precision]
         self.sample = sample
         self.rng = random.Random(seed if seed is not None else os.urandom(16))

@@ -283,11 +283,20 @@ def test_with_a_key_no_poisoned_record_reaches_the_index(cli, server, tmp_path):
     assert_same_index(db, fresh_build(cli, tree, tmp_path))
     assert "verified with CODEBASE_RAG_SERVER_KEY" in \
         cli.run("index.py", "--db", db, "--status").stdout
-    # a wrong key: every record dropped, in one line, and embedded here
-    wrong = build(cli, clone(tmp_path, "third"), tmp_path / "db3", server.url,
+
+
+def test_a_clone_with_another_key_never_evicts_the_teams_records(cli, server, tmp_path):
+    fill(cli, tmp_path, server.url, CODEBASE_RAG_SERVER_KEY=KEY)
+    other = build(cli, clone(tmp_path, "other"), tmp_path / "db2", server.url,
                   CODEBASE_RAG_SERVER_KEY="another key")
-    [line] = warnings(wrong)
-    assert f"dropped {WINDOWS} records" in line and "key check" in line and embedded(wrong) == WINDOWS
+    assert warnings(other) == [] and embedded(other) == WINDOWS     # a collection of its own
+    team = build(cli, clone(tmp_path, "team"), tmp_path / "db3", server.url,
+                 CODEBASE_RAG_SERVER_KEY=KEY)
+    assert warnings(team) == [] and embedded(team) == 0, team.stderr
+    import chromadb
+    names = [c.name for c in chromadb.HttpClient(host="127.0.0.1",
+                                                 port=server.port).list_collections()]
+    assert len(names) == 2 and not any("secret" in n or "another" in n for n in names)
 
 
 def test_a_server_that_lies_after_some_lookups_is_caught(cli, server, tmp_path):
