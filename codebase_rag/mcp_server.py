@@ -1,131 +1,199 @@
-"""MCP: `query.py --mcp`, a stdio server for Claude Code and any agent, on the official mcp
-SDK (1.x). One Reader lives as long as the server, with every vector in memory, so a warm
-search is a few milliseconds; each question still finds what changed on disk first.
+"""MCP: `query.py --mcp`, a stdio server for Claude Code and any agent, on the mcp SDK's
+low-level Server (1.x). It declares tools and nothing else; each tool's schema is data
+here, and so are the instructions, built from the settings and the language table, so the
+handshake (mcp_handshake.py) can answer from them before the SDK has loaded.
 
-The handshake waits for nothing: importing the SDK alone takes 0.6 s, so `initialize` and
-the tool listing are answered, until the SDK is up, with what the SDK itself answers,
-shipped with the code (EarlyAnswers). The index and the model load in a worker thread after that, and every
-tool runs in that one thread (SQLite connections stay in the thread that opened them) while
-the event loop keeps answering.
+The index lives in the Server's lifespan context: Workers, whose thread keeps one Reader
+with every vector in memory (a warm search is a few milliseconds; each question still finds
+what changed on disk first). A Reader is used by the thread that made it alone (SQLite
+connections stay in the thread that opened them), so tool calls queue for that thread;
+a call that waits too long behind another gets a new thread with a new Reader, and no
+call outlasts DEADLINE: it says why it stopped instead.
 """
-import asyncio
+import collections
 import io
-import json
 import os
-import sys
+import re
 import threading
+import time
+from contextlib import asynccontextmanager
 from pathlib import Path
 
-from .config import INDEX_COMMAND, K, LINES, SETTINGS
-from .errors import UsageError, one_line
-from .languages import LANGUAGES
+from .config import CONFIDENT, INDEX_COMMAND, K, LINES, MAX_FILE_BYTES, MODE, SETTINGS
+from .errors import UsageError, encodable, one_line, printable
+from .languages import LANGUAGES, language_for
 
-LANGUAGE_NAMES = tuple(lang.name for lang in LANGUAGES)
-ALWAYS_LOAD = {"anthropic/alwaysLoad": True}   # never deferred behind Claude Code's tool search
-MAX_CHARS = 90_000                              # under 25,000 tokens, whatever k and lines say
+NAME = "codebase-rag"
+
+
+def project_version():
+    """serverInfo's version: the project's own, from its pyproject.toml (asking the installed
+    packages for a version takes 90 ms, about the whole handshake's time)."""
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    found = re.search(r'(?m)^version\s*=\s*"([^"]+)"', pyproject.read_text()) \
+        if pyproject.is_file() else None
+    return found[1] if found else "unknown"
+
+
+VERSION = project_version()
+MAX_CHARS = 90_000            # an answer stays under 25,000 tokens, whatever k and lines say
+MAX_K, MAX_LINES, MAX_LINE = 50, 500, 2**31 - 1
+WAIT = 5.0                    # the longest a call waits behind another call's work
+DEADLINE = 60.0               # the longest a call takes before it says it gave up
 INSTRUCTIONS = (
-    "Semantic code search over this repository's index (C#, TypeScript/JavaScript, Python). "
-    "Ask search_code in plain words before grepping or reading whole files: it returns the "
-    "few members that answer, with file:start-end and Class.Member. Distances below 0.45 "
-    "are usually the thing asked about; above 0.62 nothing in the index is about it. Grep "
-    "for exact strings.")
-FIXED = ("initialize", "tools/list", "prompts/list", "resources/list",   # their answers
-         "resources/templates/list")                                   # never change
-SHIPPED_ANSWERS = Path(__file__).with_name("mcp_answers.json")
+    f"Semantic code search over this repository's index of its "
+    f"{', '.join(lang.name for lang in LANGUAGES)} code. Ask search_code in plain words "
+    f"before grepping or reading whole files: it returns the few members that answer, with "
+    f"file:start-end and Class.Member. Distances below 0.45 are usually the thing asked "
+    f"about; above {CONFIDENT} nothing in the index is about it. Grep for exact strings.")
 
 
-class EarlyAnswers:
-    """The SDK's own answers to the requests whose answer never changes (initialize, in each
-    protocol version the SDK speaks, and the listings), shipped beside this file
-    (mcp_answers.json; tests/test_mcp.py holds them equal to what the installed SDK says).
-    Until the SDK is imported they answer; the first request they cannot answer hands over
-    to the SDK, which is first shown every message it missed, and whose second answers to
-    those are dropped."""
-
-    def __init__(self):
-        try:
-            self.known = json.loads(SHIPPED_ANSWERS.read_text())
-        except (OSError, ValueError):
-            self.known = {}
-        if (K, LINES) != (SETTINGS["K"].default, SETTINGS["LINES"].default):
-            self.known = {}           # the tools show other defaults: the SDK says them
-        self.early = []               # the lines read before the SDK took over
-        self.sent = set()             # ids answered from here: the SDK's answers are dropped
-
-    @staticmethod
-    def what(message):
-        """What a request asks, without its id; None if its answer may change."""
-        method, params = message.get("method"), message.get("params") or {}
-        if method not in FIXED or "id" not in message:
-            return None
-        if method == "initialize":
-            return f"initialize {params.get('protocolVersion')}"
-        return f"{method} {json.dumps(params, sort_keys=True)}"
-
-    def answer_early(self, stdin, stdout):
-        """Answer from what was shipped until a request needs the SDK; False at the end of
-        input."""
-        while line := stdin.readline():
-            self.early.append(line.decode("utf-8", "replace"))
-            try:
-                message = json.loads(line)
-                what = self.what(message)
-            except (ValueError, AttributeError):
-                return True
-            if "id" not in message:
-                continue                  # a notification: the SDK sees it later
-            if what not in self.known:
-                return True
-            stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result":
-                                     self.known[what]}, separators=(",", ":")).encode() + b"\n")
-            stdout.flush()
-            self.sent.add(json.dumps(message["id"]))
-        return False
-
-    def said(self, line):
-        """Whether the SDK's line goes out (not if it answers what was answered early)."""
-        if not self.sent:
-            return True
-        try:
-            ident = json.dumps(json.loads(line).get("id"))
-        except (ValueError, AttributeError):
-            return True
-        if ident in self.sent:
-            self.sent.discard(ident)
-            return False
-        return True
+def argument(kind, doc, default=None, **schema):
+    return {"type": kind, "description": doc, **({} if default is None else
+                                                 {"default": default}), **schema}
 
 
-class SdkStdin:
-    """stdin as the SDK reads it: the lines read before it took over, then the rest."""
+# name: (description, {argument: JSON schema}, the required ones)
+TOOL_SPECS = {
+    "search_code": (
+        "Find the members (methods, functions, classes, ...) that answer a question about "
+        "this codebase: file:start-end, Class.Member, cosine distance, and their first lines.",
+        {"question": argument("string", "what you are looking for, in plain words",
+                              minLength=1),
+         "k": argument("integer", "number of results", min(K, MAX_K), minimum=1,
+                       maximum=MAX_K),
+         "path": argument("string", "only files matching this glob, e.g. 'src/*'"),
+         "mode": argument("string", SETTINGS["MODE"].doc, MODE,
+                          enum=list(SETTINGS["MODE"].choices)),
+         "lang": argument("string", "only results in this language",
+                          enum=[lang.name for lang in LANGUAGES]),
+         "lines": argument("integer", "lines of each result to show (-1: all)",
+                           min(LINES, MAX_LINES), minimum=-1, maximum=MAX_LINES)},
+        ["question"]),
+    "find_related": (
+        "The members nearest in meaning to the one at file:line: its callers' kin, its "
+        "siblings in other files, the code that does the same thing elsewhere.",
+        {"file": argument("string", "a file of the index, relative to the repository root",
+                          minLength=1),
+         "line": argument("integer", "a line inside the member", minimum=1, maximum=MAX_LINE),
+         "k": argument("integer", "number of results", min(K, MAX_K), minimum=1,
+                       maximum=MAX_K)},
+        ["file", "line"]),
+    "index_status": (
+        "Whether the index is built or building, how far, and when it last changed.", {}, []),
+    "reindex": (
+        "Bring the index up to date: these files now, or the whole tree in the background. "
+        "Searches already find changed files by themselves; this is for after a big change.",
+        {"paths": argument("array", "files to index again now, relative to the repository "
+                           "root; none: the whole tree, in the background",
+                           items={"type": "string"})},
+        []),
+}
+TOOLS = [{"name": name, "description": doc,
+          "inputSchema": {"type": "object", "properties": props, "required": required,
+                          "additionalProperties": False},
+          "_meta": {"anthropic/alwaysLoad": True}}  # never deferred behind Claude Code's search
+         for name, (doc, props, required) in TOOL_SPECS.items()]
 
-    def __init__(self, answers):
-        import anyio
-        self.answers = answers
-        self.rest = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8",
-                                                     errors="replace"))
 
-    async def __aiter__(self):
-        for line in self.answers.early:
-            yield line
-        async for line in self.rest:
-            yield line
+def checked(tool, given):
+    """A tool's arguments, checked against its schema and completed with the defaults; a
+    wrong one is a UsageError of one line."""
+    _, props, required = TOOL_SPECS[tool]
+    given = {k: v for k, v in (given or {}).items() if v is not None}
+    for name in given.keys() - props.keys():
+        raise UsageError(f"{tool} has no argument {name!r} (it takes "
+                         f"{', '.join(props) or 'none'})")
+    for name in required:
+        if name not in given:
+            raise UsageError(f"{tool} needs {name}")
+    values = {name: schema.get("default") for name, schema in props.items()}
+    for name, value in given.items():
+        schema = props[name]
+        if schema["type"] == "integer":
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise UsageError(f"{name} must be a whole number")
+            low, high = schema["minimum"], schema["maximum"]
+            if not low <= value <= high:
+                raise UsageError(f"{name} must be between {low} and {high}")
+        elif schema["type"] == "string":
+            if not isinstance(value, str):
+                raise UsageError(f"{name} must be a string")
+            if "enum" in schema and value not in schema["enum"]:
+                raise UsageError(f"{name} must be one of {', '.join(schema['enum'])}")
+            if schema.get("minLength") and not value.strip():
+                raise UsageError(f"{name} is empty" + (": say in plain words what you are "
+                                 "looking for" if name == "question" else ""))
+        elif not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise UsageError(f"{name} must be a list of strings")
+        values[name] = value
+    return values
 
 
-class SdkStdout:
-    """stdout as the SDK writes it, without the answers already sent."""
+# ----------------------------------------------------------------------------- the tools
+def search_code(reader, question, k, path, mode, lang, lines):
+    [answer] = reader.ask([question.strip()], k, mode, path, None, lang)
+    return render(answer, lines)
 
-    def __init__(self, answers):
-        import anyio
-        self.answers = answers
-        self.out = anyio.wrap_file(io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8"))
 
-    async def write(self, text):
-        if self.answers.said(text):
-            await self.out.write(text)
+def find_related(reader, file, line, k):
+    return render(reader.related(file.replace("\\", "/").removeprefix("./"), line, k), LINES)
 
-    async def flush(self):
-        await self.out.flush()
+
+def reindex(reader, paths):
+    """Queue the files that can be indexed and take them in now; say which were not read."""
+    from .lock import detach, is_locked, queue_pending
+    from .walk import Ignore, inside
+    folder = reader.folder()
+    root = reader.open().root()
+    if not paths:
+        detach(folder, ["--source", str(root), "--db", str(folder), "--quiet", "--detached"],
+               "refresh asked by the MCP tool reindex")
+        return f"refreshing {printable(str(root))} in the background; see index_status"
+    ignore = Ignore(root, reader.store.excludes())
+    read, unread = [], []
+    for path in paths:
+        full = os.path.normpath(os.path.join(root, path))
+        rel = os.path.relpath(full, root).replace(os.sep, "/")
+        why = None
+        if not full.startswith(str(root).rstrip(os.sep) + os.sep) or not inside(full, root):
+            why = f"outside the indexed tree {root}"
+        elif not os.path.lexists(full):
+            why = "not there"
+        elif not os.path.isfile(full):
+            why = "not a file"
+        elif language_for(rel) is None or not encodable(rel):
+            why = "not in a language the index reads"
+        elif not ignore.included(rel):
+            why = "excluded (.gitignore or the index's excludes)"
+        elif os.path.getsize(full) > MAX_FILE_BYTES:
+            why = f"over the {MAX_FILE_BYTES:,}-byte cap"
+        if why:
+            unread.append(f"{printable(path)} ({why})")
+        elif rel not in read:
+            read.append(rel)
+    said = []
+    if read:
+        queue_pending(folder, read)
+        reader.prepare()              # takes in what changed on disk now, as a search would
+        if not is_locked(folder):
+            detach(folder, ["--db", str(folder), "--apply-queue"], "applying edits")
+        said.append(f"indexed again: {', '.join(map(printable, read))}; their vectors follow "
+                    f"in the background (run {INDEX_COMMAND} for a whole refresh)")
+    if unread:
+        said.append(f"not read: {'; '.join(unread)}")
+    return "\n".join(said)
+
+
+def index_status(db, cwd):
+    """Outside the workers: it opens the index afresh, and answers while a search is slow."""
+    from .reader import Reader
+    try:
+        return Reader(db, cwd=cwd).status()
+    except UsageError as e:
+        return str(e)                 # no index yet: the line that says what to run
 
 
 def render(answer, lines):
@@ -143,139 +211,153 @@ def render(answer, lines):
         lines = max(0, (lines if lines > 0 else 200) // 2)
 
 
-def serve(db=None):
-    """The stdio server: the handshake from what was shipped while the SDK imports in a thread,
-    then the SDK, shown what it missed."""
-    answers = EarlyAnswers()
-    built = {}
+# ----------------------------------------------------------------------------- the workers
+class Worker:
+    """A thread and the Reader that only it uses. The first one warms the Reader up (the
+    model, every vector, the keyword postings) before the first call needs them."""
 
-    def build():
+    def __init__(self, workers, warm):
+        self.workers, self.job, self.since = workers, None, time.monotonic()
+        self.thread = threading.Thread(target=self.run, args=(warm,), name=NAME, daemon=True)
+        self.thread.start()
+
+    def run(self, warm):
+        from .reader import Reader
+        reader = Reader(self.workers.db, cwd=self.workers.cwd, memory=True)
+        if warm:
+            try:
+                _, model, _, nearest = reader.prepare()
+                nearest.sync()
+                reader.keywords.sync()
+                if model:
+                    model.embedder()
+            except Exception:
+                pass                  # the first call says what is wrong
+        while (job := self.workers.next_job(self)) is not None:
+            fn, args, future = job
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(reader, *args))
+                except BaseException as e:
+                    future.set_exception(e)
+        reader.forget_watcher()
+
+
+class Workers:
+    """The calls that need the index, run in turn by the current Worker. A call that has
+    waited WAIT behind another call's work sets that Worker aside (it finishes that work
+    and ends) and a new one takes the queue; two at most, so a second slow call waits."""
+
+    def __init__(self, db, cwd):
+        self.db, self.cwd = db, cwd
+        self.jobs = collections.deque()
+        self.turn = threading.Condition()
+        self.aside = None
+        self.current = Worker(self, warm=True)
+
+    def next_job(self, worker):
+        """The next job for a worker; None once it is set aside."""
+        with self.turn:
+            worker.job = None
+            while worker is self.current and not self.jobs:
+                self.turn.wait()
+            if worker is not self.current:
+                return None
+            worker.job, worker.since = self.jobs.popleft(), time.monotonic()
+            return worker.job
+
+    def unblock(self):
+        """Set the current worker aside if it has been busy with one call for WAIT."""
+        with self.turn:
+            busy = self.current
+            if busy is None or busy.job is None or time.monotonic() - busy.since < WAIT or \
+                    self.aside is not None and self.aside.thread.is_alive():
+                return
+            self.aside, self.current = busy, Worker(self, warm=False)
+            self.turn.notify_all()
+
+    async def call(self, tool, *args):
+        """tool(reader, *args) in a worker; its result, or a UsageError by DEADLINE."""
+        import asyncio
+        from concurrent.futures import Future
+        future = Future()
+        job = (tool, args, future)
+        with self.turn:
+            self.jobs.append(job)
+            self.turn.notify_all()
+        answer = asyncio.wrap_future(future)
+        give_up = time.monotonic() + DEADLINE
         try:
-            built["server"] = build_server(db)
-        except Exception as e:        # said once the handshake needs the SDK
-            built["error"] = e
-    sdk = threading.Thread(target=build, daemon=True)
-    sdk.start()
-    if not answers.answer_early(sys.stdin.buffer, sys.stdout.buffer):
-        return                        # the client left before it asked for more
-    sdk.join()
-    if "error" in built:
-        raise UsageError(f"the MCP server does not start ({one_line(built['error'])}); "
-                         f"install the requirements: pip install -r requirements.txt")
-    server = built["server"]
+            while (left := give_up - time.monotonic()) > 0 and not future.done():
+                try:
+                    return await asyncio.wait_for(asyncio.shield(answer), min(left, WAIT))
+                except asyncio.TimeoutError:
+                    if not future.running():
+                        self.unblock()
+            if future.done():
+                return future.result()
+        finally:
+            future.cancel()           # not started yet: it never will be
+        if future.running():
+            raise UsageError(f"{tool.__name__} gave up after {DEADLINE:g} s; ask something "
+                             f"narrower, or see index_status")
+        raise UsageError(f"{tool.__name__} waited {DEADLINE:g} s for the index, busy with "
+                         f"earlier calls or still loading; ask again in a moment")
 
-    async def run():
-        from mcp.server.stdio import stdio_server
-        async with stdio_server(SdkStdin(answers), SdkStdout(answers)) as (read, write):
-            low = server._mcp_server      # what FastMCP.run("stdio") runs, on these streams
-            await low.run(read, write, low.create_initialization_options())
-    import anyio
-    anyio.run(run)
+    def close(self):
+        with self.turn:
+            self.current = None
+            self.turn.notify_all()
+
+
+# ----------------------------------------------------------------------------- the server
+def serve(db=None):
+    """The stdio server (query.py --mcp)."""
+    from . import mcp_handshake
+    mcp_handshake.serve(mcp_handshake.early_answers(NAME, VERSION, INSTRUCTIONS, TOOLS),
+                        lambda: build_server(db))
 
 
 def build_server(db):
-    """The FastMCP server with its tools, and the Reader that loads in the worker thread."""
-    from concurrent.futures import ThreadPoolExecutor
-    from typing import Annotated, Literal
+    """The SDK's low-level Server: the tools, over the Workers of its lifespan."""
+    import asyncio
 
-    from mcp.server.fastmcp import FastMCP
-    from mcp.server.fastmcp.exceptions import ToolError
-    from pydantic import Field
+    from mcp import types
+    from mcp.server.lowlevel import Server
 
-    from .reader import Reader
-    reader = Reader(db, cwd=os.getcwd(), memory=True)
-    worker = ThreadPoolExecutor(1, thread_name_prefix="codebase-rag")
-
-    async def run(fn, *args):
-        """fn in the worker thread; an expected failure becomes the one line it deserves."""
+    @asynccontextmanager
+    async def lifespan(_):
+        workers = Workers(db, os.getcwd())
         try:
-            return await asyncio.get_running_loop().run_in_executor(worker, fn, *args)
+            yield workers
+        finally:
+            workers.close()
+    server = Server(NAME, version=VERSION, instructions=INSTRUCTIONS, lifespan=lifespan)
+    tools = [types.Tool.model_validate(tool) for tool in TOOLS]
+
+    @server.list_tools()
+    async def list_tools():
+        return tools
+
+    @server.call_tool(validate_input=False)       # checked() says what is wrong in a line
+    async def call_tool(name, arguments):
+        workers = server.request_context.lifespan_context
+        try:
+            if name not in TOOL_SPECS:
+                raise UsageError(f"no tool {name!r}; the tools: {', '.join(TOOL_SPECS)}")
+            args = checked(name, arguments)
+            if name == "index_status":
+                text = await asyncio.to_thread(index_status, db, workers.cwd)
+            else:
+                text = await workers.call(TOOL_CALLS[name], *args.values())
+            failed = False
         except UsageError as e:
-            raise ToolError(str(e)) from None
+            text, failed = str(e), True
         except Exception as e:
-            raise ToolError(f"failed: {one_line(e)}") from None
-
-    def warm():
-        try:
-            store, model, _, nearest = reader.prepare()
-            nearest.sync()
-            reader.keywords.sync()
-            if model:
-                model.embedder()
-        except Exception:
-            pass                      # the first tool call says what is wrong
-    worker.submit(warm)
-
-    server = FastMCP("codebase-rag", instructions=INSTRUCTIONS, log_level="WARNING")
-    tool = server.tool(meta=ALWAYS_LOAD, structured_output=False)
-
-    @tool
-    async def search_code(
-            question: Annotated[str, Field(min_length=1, description="what you are looking "
-                                           "for, in plain words")],
-            k: Annotated[int, Field(ge=1, le=50, description="number of results")] = K,
-            path: Annotated[str | None, Field(description="only files matching this glob, "
-                                              "e.g. 'src/*'")] = None,
-            mode: Literal["hybrid", "vector", "lexical"] = "hybrid",
-            lang: Annotated[Literal[LANGUAGE_NAMES] | None,
-                            Field(description="only results in this language")] = None,
-            lines: Annotated[int, Field(ge=-1, le=500, description="lines of each result "
-                                        "to show (-1: all)")] = LINES) -> str:
-        """Find the members (methods, functions, classes, ...) that answer a question about
-        this codebase: file:start-end, Class.Member, cosine distance, and their first lines."""
-        [answer] = await run(reader.ask, [question.strip()], k, mode, path, None, lang)
-        return render(answer, lines)
-
-    @tool
-    async def find_related(
-            file: Annotated[str, Field(description="a file of the index, relative to the "
-                                       "repository root")],
-            line: Annotated[int, Field(ge=1, description="a line inside the member")],
-            k: Annotated[int, Field(ge=1, le=50)] = K) -> str:
-        """The members nearest in meaning to the one at file:line: its callers' kin, its
-        siblings in other files, the code that does the same thing elsewhere."""
-        file = file.replace("\\", "/").removeprefix("./")
-        return render(await run(reader.related, file, line, k), LINES)
-
-    @tool
-    async def index_status() -> str:
-        """Whether the index is built or building, how far, and when it last changed."""
-        try:
-            return await run(reader.status)
-        except ToolError as e:
-            return str(e)             # no index yet: the line that says what to run
-
-    @tool
-    async def reindex(
-            paths: Annotated[list[str] | None, Field(description="files to index again "
-                                                     "now; none: the whole tree, in the "
-                                                     "background")] = None) -> str:
-        """Bring the index up to date: these files now, or the whole tree in the background.
-        Searches already find changed files by themselves; this is for after a big change."""
-        return await run(reindex_now, reader, paths)
-
+            text, failed = f"failed: {one_line(e)}", True
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                    isError=failed)
     return server
 
 
-def reindex_now(reader, paths):
-    """reindex's work, in the worker thread."""
-    from .lock import detach, is_locked, queue_pending
-    folder = reader.folder()
-    store = reader.open()
-    root = store.root()
-    if not paths:
-        detach(folder, ["--source", str(root), "--db", str(folder), "--quiet", "--detached"],
-               "refresh asked by the MCP tool reindex")
-        return f"refreshing {root} in the background; see index_status"
-    rels = []
-    for p in paths:
-        full = os.path.normpath(os.path.join(root, p))
-        if not full.startswith(str(root).rstrip(os.sep) + os.sep):
-            raise UsageError(f"{p} lies outside the indexed tree {root}")
-        rels.append(os.path.relpath(full, root).replace(os.sep, "/"))
-    queue_pending(folder, rels)
-    reader.prepare()                  # absorbs them now, as a search would
-    if not is_locked(folder):
-        detach(folder, ["--db", str(folder), "--apply-queue"], "applying edits")
-    return f"indexed {len(rels)} file(s) again; their vectors follow in the background" \
-           f" (run {INDEX_COMMAND} for a whole refresh)"
+TOOL_CALLS = {"search_code": search_code, "find_related": find_related, "reindex": reindex}

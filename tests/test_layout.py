@@ -18,7 +18,7 @@ RANK = {
     "export": 3, "chroma": 3, "flat": 3, "embed": 4,
     "store": 4, "lock": 4, "remote": 4,
     "nearest": 5, "keywords": 5, "check": 5, "search": 5.5, "render": 5, "hook": 5,
-    "indexer": 6, "runs": 7, "fresh": 7, "reader": 8, "mcp_server": 9,
+    "indexer": 6, "runs": 7, "fresh": 7, "reader": 8, "mcp_handshake": 8.5, "mcp_server": 9,
 }
 HEAVY = ("numpy", "torch", "chromadb", "chromadb_rust_bindings", "onnxruntime", "tokenizers",
          "sentence_transformers", "onnx")
@@ -111,6 +111,27 @@ def test_language_knowledge_lives_in_its_row_and_its_chunker():
             assert not (names & set(re.findall(r"\w+", text)) or "///" in text or
                         any(re.search(rf"(?<![\w/]){re.escape(e)}\b", text) for e in extensions)), \
                 f"{path.name} knows a language: {text!r}"
+
+
+def test_no_private_attribute_is_reached():
+    """Other libraries (the mcp SDK first) are used through their public API, which their
+    releases keep: no `x._name` and no getattr(x, "_name"), but on self (and os._exit,
+    which is public)."""
+    reached = []
+    for path in [*PACKAGE.rglob("*.py"), ROOT / "index.py", ROOT / "query.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute):
+                owner, name = node.value, node.attr
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr" \
+                    and len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+                owner, name = node.args[0], str(node.args[1].value)
+            else:
+                continue
+            if name.startswith("_") and not name.startswith("__") and \
+                    not (isinstance(owner, ast.Name) and (owner.id, name) in
+                         {("self", name), ("os", "_exit")}):
+                reached.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    assert reached == []
 
 
 def test_no_test_edits_sys_path():
