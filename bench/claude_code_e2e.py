@@ -17,13 +17,29 @@ from the file on disk afterwards by matching braces.
     python bench/claude_code_e2e.py --tool CHECKOUT [--cases 1,2,6] [--repeat N] [--json OUT]
     python bench/claude_code_e2e.py --table before=OLD.json now=NEW.json
 
-Cases: 1 Edit, then query; 2 Write (a new file), then query; 3 `sed -i` through Bash (a
-rename and an added line), then query; 4 a line put at the top of a file by a shell rewrite
-(printf | cat > tmp && mv), then query; 5 an Edit as the last step before the session ends,
-then a new session's first query; 6 = 6.1-6.5, cases 1-5 with the MCP tool instead of the
-CLI. Also printed: `claude mcp get codebase-rag` (it must say "Connected"; it exits 0 either
-way), what the SessionStart hook put into the model's context, and the codebase-rag tools
-the model was offered.
+Cases on a built index: 1 Edit, then query; 2 Write (a new file), then query; 3 `sed -i`
+through Bash (a rename and an added line), then query; 4 a line put at the top of a file by
+a shell rewrite (printf | cat > tmp && mv), then query; 5 an Edit as the last step before
+the session ends, then a new session's first query; 7 `git checkout` of a branch that adds
+60 files (more than a query takes in itself), one holding the member asked about; 6 =
+6.1-6.5 and 6.7, the same with the MCP tool instead of the CLI.
+
+Cases during a first build (8 = 8.1-8.5, and 9 = 9.1-9.5 through MCP): the project has no
+index, and 300 generated files besides (a build of minutes); the SessionStart hook starts
+the build (index.py --background). The session's first turn waits until the build has read
+every file (--no-hold: it does not), then: 8.1 Write a new file; 8.2 the `sed -i` of case 3;
+8.3 the top line of case 4; 8.4 `rm` of a file (no hit from it may come back); 8.5 the
+checkout of case 7; each followed at once by the query. index.py --status is taken beside
+each turn: the build ran through the query if it said "building" both as the query was
+sent and as its answer came back. The build is ended once the case is judged.
+
+Per case: saw change (the new member, or for a shift other lines than before; for `rm`: no
+hit from the file), right lines (that member at its lines on disk, and no hit with its old
+name), marked (a line above the results says files are not all in the index yet or changed
+since it read them; the "semantic index N% built" and "no confident match" lines do not
+count), and right or marked, the target. Also printed: `claude mcp get codebase-rag` (it
+must say "Connected"; it exits 0 either way), what the SessionStart hook put into the
+model's context, and the codebase-rag tools the model was offered.
 
 Needs: root (for `unshare -n`), `ip`, git, and the CLI: `npm install
 @anthropic-ai/claude-code` into a folder outside the project (default /work/cc; --claude or
@@ -37,6 +53,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -101,6 +118,139 @@ INVOICE = "src/Billing/Invoice.cs"
 ROUTER = "src/Shipping/ParcelRouter.cs"
 HASHER = "src/Accounts/PasswordHasher.cs"
 LATE = "src/Billing/LateFeePolicy.cs"
+CATALOG = "src/Catalog/ProductSearch.cs"
+VAT = "src/Reports/VatReturnReport.cs"
+FEATURE = "reports"           # the branch a checkout case switches to
+VAT_REPORT = """\
+using System;
+using System.Collections.Generic;
+
+namespace Shop.Reports
+{
+    public class VatReturnReport
+    {
+        private readonly decimal _standardRate;
+
+        public VatReturnReport(decimal standardRate)
+        {
+            _standardRate = standardRate;
+        }
+
+        public decimal ComputeVatReturn(IEnumerable<decimal> salesNet, IEnumerable<decimal> purchasesVat)
+        {
+            decimal outputVat = 0m;
+            foreach (var sale in salesNet)
+                outputVat += sale * _standardRate;
+            decimal inputVat = 0m;
+            foreach (var paid in purchasesVat)
+                inputVat += paid;
+            return Math.Round(outputVat - inputVat, 2);
+        }
+    }
+}
+"""
+
+# -- generated C#: the bulk of a first-build project, and the files a checkout adds ------
+# Words far from every question asked here, so that the filler competes for rank only as
+# much as any unrelated code does; every member's text differs (the index would embed a
+# repeated window once).
+NOUNS = ("Orbit", "Sensor", "Glyph", "Palette", "Sprite", "Recipe", "Garden", "Lesson",
+         "Turbine", "Valve", "Lantern", "Harbor", "Orchard", "Meadow", "Comet", "Fossil",
+         "Lichen", "Quartz", "Beacon", "Canopy", "Tundra", "Rivet", "Spindle", "Marble",
+         "Nebula", "Pigment", "Trellis", "Sonar", "Prism", "Bramble")
+ROLES = ("Tracker", "Mixer", "Planner", "Sampler", "Renderer", "Catalogue", "Keeper",
+         "Tuner", "Sorter", "Weaver", "Painter", "Survey")
+VERBS = ("Normalize", "Merge", "Rotate", "Scale", "Collect", "Rank", "Calibrate", "Blend",
+         "Smooth", "Align", "Trim", "Mirror", "Gather", "Shuffle", "Stretch", "Polish")
+BODIES = (
+    """        public double {v}{n}Total(IEnumerable<{n}Entry> entries, double factor)
+        {{
+            double total = 0;
+            foreach (var entry in entries)
+            {{
+                if (entry.Weight <= {a})
+                    continue;
+                total += entry.Weight * factor;
+            }}
+            return Math.Round(total, {b});
+        }}
+""",
+    """        public Dictionary<string, int> {v}{n}ByLabel(IEnumerable<{n}Entry> entries)
+        {{
+            var counts = new Dictionary<string, int>();
+            foreach (var entry in entries)
+            {{
+                counts.TryGetValue(entry.Label, out int seen);
+                counts[entry.Label] = seen + {b};
+            }}
+            return counts;
+        }}
+""",
+    """        public int {v}{n}Level(int level, int step)
+        {{
+            int next = level + step * {b};
+            if (next < 0)
+                return 0;
+            return next > {a} ? {a} : next;
+        }}
+""",
+    """        public string {v}{n}Caption({n}Entry entry, bool loud)
+        {{
+            var caption = entry.Label.Trim() + "-{a}";
+            return loud ? caption.ToUpperInvariant() : caption;
+        }}
+""",
+    """        public List<{n}Entry> {v}{n}Window(List<{n}Entry> entries, double limit)
+        {{
+            var kept = new List<{n}Entry>();
+            for (int i = 0; i < entries.Count; i += {b})
+                if (entries[i].Weight < limit * {a})
+                    kept.Add(entries[i]);
+            return kept;
+        }}
+""",
+)
+
+
+def generated_file(i, namespace):
+    """(class name, C# text) of generated file number i: an entry type and a class of seven
+    members."""
+    noun, role = NOUNS[i % len(NOUNS)], ROLES[i // len(NOUNS) % len(ROLES)]
+    name = f"{noun}{role}{i // (len(NOUNS) * len(ROLES)) or ''}"
+    members = []
+    for j in range(7):
+        verb = VERBS[(i * 7 + j) % len(VERBS)]
+        members.append(BODIES[(i + j) % len(BODIES)].format(
+            v=verb, n=noun, a=(i * 13 + j * 7) % 97 + 3, b=j % 4 + 1))
+    return name, (f"using System;\nusing System.Collections.Generic;\n\nnamespace {namespace}\n{{\n"
+                  f"    public class {noun}Entry\n    {{\n"
+                  f"        public double Weight {{ get; set; }}\n"
+                  f"        public string Label {{ get; set; }}\n    }}\n\n"
+                  f"    public class {name}\n    {{\n" + "\n".join(members) + "    }\n}\n")
+
+
+FILLER = 300                  # generated files: 2,422 members, 4,115 windows at 5e53519,
+                              # over two minutes of embedding at ~30 windows/s
+
+
+def filler_files(count):
+    """{path: text} of the generated files that make a first build last."""
+    out = {}
+    for i in range(count):
+        role = ROLES[i // len(NOUNS) % len(ROLES)]
+        name, text = generated_file(i, f"Shop.Workshop.{role}")
+        out[f"src/Workshop/{role}/{name}.cs"] = text
+    return out
+
+
+def feature_files():
+    """{path: text} of the files the checkout adds: 60 (more than fresh.MAX_ABSORB), one
+    holding the member asked about."""
+    out = {VAT: VAT_REPORT}
+    for i in range(59):
+        name, text = generated_file(i * 7 + 3, "Shop.Reports")
+        out[f"src/Reports/{name}Report.cs"] = text
+    return out
 
 
 def base_cases():
@@ -125,7 +275,7 @@ def base_cases():
                      "description": "Rename EstimateDays and add a long-distance day"}),
            ("query", "estimate how many days a parcel is in transit for a carrier and distance")]],
          {"file": ROUTER, "member": "ParcelRouter.EstimateTransitDays",
-          "signature": "int EstimateTransitDays("}),
+          "signature": "int EstimateTransitDays(", "forbid": ["ParcelRouter.EstimateDays"]}),
         ("4", "a line inserted at the top by a shell rewrite (shifts lines), then query",
          [[("Bash", {"command": f"printf 'using System.Linq;\\n' | cat - {INVOICE} > /tmp/e2e-invoice.$$ "
                                 f"&& mv /tmp/e2e-invoice.$$ {INVOICE}",
@@ -142,13 +292,55 @@ def base_cases():
     ]
 
 
+def checkout_case(cid):
+    """A git checkout that adds more files than a query takes in itself (fresh.MAX_ABSORB,
+    50 at 5e53519), one of them holding the member asked about."""
+    return (cid, f"`git checkout` adding {len(feature_files())} files, then query",
+            [[("Bash", {"command": f"git checkout -q {FEATURE}",
+                        "description": "Check out the reports branch"}),
+              ("query", "VAT owed for the quarter: output tax on sales minus input tax paid "
+                        "on purchases")]],
+            {"file": VAT, "member": "VatReturnReport.ComputeVatReturn",
+             "signature": "decimal ComputeVatReturn("})
+
+
+def first_build_cases():
+    """Cases 8.1-8.5: a project with no index yet, whose first build the SessionStart hook
+    starts (index.py --background); each change, and the query at once, while it runs."""
+    by_id = {cid: (what, sessions, expect) for cid, what, sessions, expect in base_cases()}
+    out = []
+    for sub, cid in (("1", "2"), ("2", "3"), ("3", "4")):
+        what, sessions, expect = by_id[cid]
+        out.append((f"8.{sub}", what.replace("then query", "during the first build, then query"),
+                    sessions, expect))
+    out.append(("8.4", "`rm` of a file during the first build, then query",
+                [[("Bash", {"command": f"rm {CATALOG}", "description": "Delete ProductSearch.cs"}),
+                  ("query", "products in stock under a maximum price, cheapest first")]],
+                {"gone": CATALOG}))
+    cid, what, sessions, expect = checkout_case("8.5")
+    out.append((cid, what.replace("then query", "during the first build, then query"),
+                sessions, expect))
+    return out
+
+
 def all_cases():
+    """Every case, as the CLI (a Bash call of query.py) and the MCP tool search_code ask:
+    1-5, 7 and their twins 6.1-6.5, 6.7 on a built index; 8.1-8.5 and their twins 9.1-9.5
+    during a first build."""
+    built = base_cases() + [checkout_case("7")]
     cases = []
-    for cid, what, sessions, expect in base_cases():
-        cases.append({"id": cid, "via": "cli", "what": what, "sessions": sessions, "expect": expect})
-    for cid, what, sessions, expect in base_cases():
+    for cid, what, sessions, expect in built:
+        cases.append({"id": cid, "via": "cli", "what": what, "sessions": sessions,
+                      "expect": expect, "fresh": False})
+    for cid, what, sessions, expect in built:
         cases.append({"id": "6." + cid, "via": "mcp", "what": what + " (MCP search_code)",
-                      "sessions": sessions, "expect": expect})
+                      "sessions": sessions, "expect": expect, "fresh": False})
+    for cid, what, sessions, expect in first_build_cases():
+        cases.append({"id": cid, "via": "cli", "what": what, "sessions": sessions,
+                      "expect": expect, "fresh": True})
+    for cid, what, sessions, expect in first_build_cases():
+        cases.append({"id": "9." + cid[2:], "via": "mcp", "what": what + " (MCP search_code)",
+                      "sessions": sessions, "expect": expect, "fresh": True})
     return cases
 
 
@@ -198,6 +390,7 @@ class StandIn:
         self.main = []          # (time, body) of this session's main-loop requests
         self.sent = {}          # tool_use id -> time its turn was sent
         self.other = []         # (path, model) of other requests
+        self.on_turn = None     # called with each main-loop turn's blocks as it is sent
         self.log = open(log_path, "a")     # noqa: SIM115 (open while the server lives)
         stand = self
 
@@ -274,8 +467,9 @@ class StandIn:
     def answer(self, body):
         tools = [t.get("name") for t in body.get("tools") or []]
         model = body.get("model") or "claude-e2e"
+        main = "Bash" in tools
         with self.lock:
-            if "Bash" in tools:
+            if main:
                 self.main.append((time.time(), body))
                 step = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
                 step -= self.waits
@@ -291,12 +485,16 @@ class StandIn:
                     blocks = [{"type": "tool_use", "name": "WaitForMcpServers",
                                "id": f"toolu_e2e_wait_{self.tag}_{self.waits}".replace(".", "_"),
                                "input": {"servers": [SERVER]}}]
-                for b in blocks:
-                    if b["type"] == "tool_use":
-                        self.sent[b["id"]] = time.time()
             else:
                 self.other.append(model)
                 blocks = [{"type": "text", "text": "ok"}]
+            on_turn = self.on_turn
+        if main and on_turn:
+            on_turn(blocks)           # may hold the turn: its clock starts after
+        with self.lock:
+            for b in blocks if main else ():
+                if b["type"] == "tool_use":
+                    self.sent[b["id"]] = time.time()
         return message(blocks, model, bool(body.get("stream")))
 
     def results(self):
@@ -391,17 +589,45 @@ def member_lines(path, signature):
     return None
 
 
+# A line above the results that says files are not (all) in the index yet, or changed since
+# it read them. The semantic-index line ("semantic index N% built ...; ranking leans on
+# keywords") and "no confident match" say how the ranking was made, not what is missing.
+MARK = re.compile(r"\bfiles?\b|\bindex(ed|ing)\b|changed since|not in the index", re.IGNORECASE)
+NOT_A_MARK = re.compile(r"^semantic index \d+% built|^no confident match")
+
+
+def notes_of(text):
+    """The lines above the first hit (all of them if there is none)."""
+    notes = []
+    for ln in text.splitlines():
+        if HIT.match(ln):
+            break
+        if ln.strip():
+            notes.append(ln.strip())
+    return notes
+
+
+def marked(text):
+    return any(MARK.search(n) and not NOT_A_MARK.search(n) for n in notes_of(text))
+
+
 def judge(answer, expect, want, before):
-    """saw: the answer names the member (for a shift: with lines other than before the
-    change); right: that hit's file and lines are the ones on disk."""
+    """(saw, right, hit). saw: the answer names the member (for a shift: with lines other
+    than before the change); right: that hit's file and lines are the ones on disk, and no
+    hit has the member's old name. For a deleted file (expect["gone"]): saw and right both
+    mean an answer with hits, none from that file."""
     hits = hits_of(answer)
+    if expect.get("gone"):
+        clean = bool(hits) and not any(h["file"] == expect["gone"] for h in hits)
+        return clean, clean, next((h for h in hits if h["file"] == expect["gone"]), None)
     mine = [h for h in hits if h["member"] == expect["member"]]
     if not mine or want is None:
         return False, False, mine[0] if mine else None
     h = mine[0]
     at = (h["start"], h["end"])
     saw = at != before if expect.get("shift") else True
-    right = h["file"] == expect["file"] and at == want
+    old = any(x["member"] in expect.get("forbid", ()) for x in hits)
+    right = h["file"] == expect["file"] and at == want and not old
     return saw, right, h
 
 
@@ -437,6 +663,37 @@ def wait_quiet(timeout=120):
             return []
         time.sleep(0.2)
     return netns_mates()
+
+
+def stop_leftovers(grace=10):
+    """End what a case left running in the namespace (a first build, for minutes more):
+    SIGTERM, then SIGKILL. Everything there was started by this bench. Returns what ran."""
+    left = [p for p in netns_mates() if p[1]]
+    for pid, _ in left:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    if wait_quiet(grace):
+        for pid, _ in netns_mates():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        wait_quiet(30)
+    return [cmd for _, cmd in left]
+
+
+def building_at_query(sessions):
+    """Whether index.py --status said "building" both as the query was sent and as its
+    answer came back (so the first build ran all through the query); None if not taken."""
+    for s in sessions:
+        probes = s.get("status_by_turn") or []
+        for i, p in enumerate(probes):
+            if p["query"] and i + 1 < len(probes):
+                return all((q.get("status") or [""])[0].startswith("building")
+                           for q in probes[i:i + 2])
+    return None
 
 
 def check_isolated():
@@ -493,11 +750,13 @@ class Bench:
         self.work = Path(work)
         self.proj = self.work / "proj"
         self.template = self.work / "proj.template"
+        self.fresh_template = self.work / "proj.fresh"      # no index: a first build's cases
         self.stand = StandIn(self.work / "requests.jsonl", wait_for_mcp)
         self.env = sanitized_env(self.work / "home", self.stand.port, log["cache"])
         (self.work / "home").mkdir(parents=True, exist_ok=True)
         self.log = log
         self.always_load = always_load
+        self.hold = True              # see hold_until_read
 
     def run(self, cmd, cwd=None, timeout=600, check=True):
         r = subprocess.run(cmd, cwd=cwd or self.proj, env=self.env, capture_output=True,
@@ -510,11 +769,26 @@ class Bench:
         return f"{shlex.quote(str(self.py))} {shlex.quote(str(self.tool / 'query.py'))} -k {K} " \
                f"{shlex.quote(question)}"
 
-    def setup(self):
-        shutil.copytree(PROJECT, self.proj)
-        self.run(["git", "init", "-q"])
-        self.run(["git", "add", "-A"])
-        self.run(["git", "commit", "-qm", "a small shop"])
+    def make_repo(self, dest, filler=0):
+        """The project as a git repository on branch main, and a branch FEATURE that adds
+        feature_files(); filler: that many generated files besides, on both."""
+        shutil.copytree(PROJECT, dest)
+
+        def add(files, why):
+            for rel, text in files.items():
+                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                (dest / rel).write_text(text)
+            self.run(["git", "add", "-A"], cwd=dest)
+            self.run(["git", "commit", "-qm", why], cwd=dest)
+
+        self.run(["git", "init", "-q", "-b", "main"], cwd=dest)
+        add(filler_files(filler), "a small shop")
+        self.run(["git", "checkout", "-qb", FEATURE], cwd=dest)
+        add(feature_files(), "reports")
+        self.run(["git", "checkout", "-q", "main"], cwd=dest)
+
+    def setup(self, fresh=False):
+        self.make_repo(self.proj)
         hooks = (self.tool / "hooks.json.example").read_text().replace(PLACEHOLDER, str(self.tool))
         settings = json.loads(hooks)
         (self.proj / ".claude").mkdir()
@@ -544,11 +818,39 @@ class Bench:
         self.log["mcp_connected"] = bool(re.search(r"\bConnected\b", self.log["mcp_get"]))
         wait_quiet()
         shutil.copytree(self.proj, self.template, symlinks=True)   # copy2: keeps mtimes
+        if fresh:
+            # the same project wired the same way, with generated files besides, and no index
+            self.make_repo(self.fresh_template, FILLER)
+            shutil.copytree(self.proj / ".claude", self.fresh_template / ".claude")
+            shutil.copy2(self.proj / ".mcp.json", self.fresh_template / ".mcp.json")
+            self.log["first_build_project"] = {
+                "files": sum(1 for _ in self.fresh_template.rglob("*.cs")),
+                "generated": FILLER}
 
-    def reset(self):
+    def reset(self, fresh=False):
         wait_quiet()
         shutil.rmtree(self.proj)
-        shutil.copytree(self.template, self.proj, symlinks=True)
+        shutil.copytree(self.fresh_template if fresh else self.template, self.proj, symlinks=True)
+
+    def hold_until_read(self, timeout=180):
+        """Hold a first build's first turn until the build has read every file (step 1; it
+        then embeds for minutes): as a user whose first prompt comes a few seconds after
+        the start, so that each change lands on a file the index already holds, or beside
+        them. Returns (seconds held, the status line it ended on)."""
+        started, want = time.time(), self.log["first_build_project"]["files"]
+        while True:
+            lines = self.status() or [""]
+            read = re.search(r"([\d,]+) files", lines[0])
+            if read and int(read[1].replace(",", "")) >= want or time.time() - started > timeout \
+                    or lines[0].startswith(("built", "failed", "interrupted")):
+                return round(time.time() - started, 1), lines[0]
+            time.sleep(0.5)
+
+    def status(self):
+        """index.py --status of the project now, as lines (the build's own account)."""
+        r = self.run([str(self.py), str(self.tool / "index.py"), "--status", "--source",
+                      str(self.proj)], timeout=120, check=False)
+        return (r.stdout + r.stderr).strip().splitlines()
 
     def turns(self, steps, via):
         out = []
@@ -567,10 +869,29 @@ class Bench:
             out.append([block])
         return out
 
-    def session(self, tag, steps, via):
+    def session(self, tag, steps, via, watch=False):
+        """One claude -p session of the scripted steps. watch: take index.py --status as each
+        turn is sent (beside it, so nothing waits for it), to know whether the first build
+        was running while the query ran."""
         turns = self.turns(steps, via)
         wire = [[{k: v for k, v in b.items() if k != "query"} for b in t] for t in turns]
         self.stand.start(tag, wire)
+        query_ids = {w[0]["id"] for t_, w in zip(turns, self.stand.script) if t_[0].get("query")}
+        probes, threads = [], []
+
+        def on_turn(blocks):
+            probe = {"sending": blocks[0].get("name") or blocks[0]["type"],
+                     "query": any(b.get("id") in query_ids for b in blocks),
+                     "at": round(time.time() - t, 2)}
+            if not probes and self.hold:
+                probe["held"] = self.hold_until_read()
+                probe["at"] = round(time.time() - t, 2)
+            probes.append(probe)
+            th = threading.Thread(target=lambda: probe.update(status=self.status()))
+            th.start()
+            threads.append(th)
+
+        self.stand.on_turn = on_turn if watch else None
         t = time.time()
         try:
             r = subprocess.run([self.claude, "-p", f"e2e session {tag}", "--permission-mode",
@@ -581,6 +902,9 @@ class Bench:
         except subprocess.TimeoutExpired as e:
             rc, out, err = "timeout", e.stdout or "", e.stderr or ""
         seconds = round(time.time() - t, 1)
+        self.stand.on_turn = None
+        for th in threads:
+            th.join()
         results = self.stand.results()
         steps_out = []
         for t_, wt in zip(turns, self.stand.script):
@@ -602,7 +926,7 @@ class Bench:
                 "cli_result": cli, "steps": steps_out,
                 "context": context_of(first), "side_requests": len(self.stand.other),
                 "mcp_tools_by_turn": self.stand.mcp_by_turn(), "mcp_log": mcp_log,
-                "waits_for_mcp": self.stand.waits,
+                "waits_for_mcp": self.stand.waits, "status_by_turn": probes,
                 "wait_seconds": [v[2] for k, v in results.items() if k.startswith("toolu_e2e_wait_")]}
 
     def mcp_log(self, since):
@@ -620,30 +944,47 @@ class Bench:
                 "sigint_ignored": "SIGINT failed" in text}
 
     def case(self, case, rep):
-        self.reset()
+        fresh = case["fresh"]
+        self.reset(fresh)
         exp = case["expect"]
         before = member_lines(self.proj / exp["file"], exp["signature"]) if exp.get("shift") else None
         sessions = []
         for i, steps in enumerate(case["sessions"]):
-            sessions.append(self.session(f"{case['id']}r{rep}s{i + 1}", steps, case["via"]))
-        want = member_lines(self.proj / exp["file"], exp["signature"])
+            sessions.append(self.session(f"{case['id']}r{rep}s{i + 1}", steps, case["via"], fresh))
+        want = member_lines(self.proj / exp["file"], exp["signature"]) if "file" in exp else None
         queries = [s for sess in sessions for s in sess["steps"] if s["query"]]
         answer = queries[-1]["result"] if queries else None
         saw, right, hit = judge(answer or "", exp, want, before)
-        left = wait_quiet()
-        notes = []
-        for ln in (answer or "").splitlines():
-            if ln.startswith("#"):
-                break
-            if ln.strip():
-                notes.append(ln)
+        # a first build runs for minutes after its case is judged: ended (everything in the
+        # namespace was started by this bench); a built index's work is waited for
+        left = stop_leftovers() if fresh else wait_quiet()
         return {"case": case["id"], "via": case["via"], "what": case["what"], "repeat": rep,
-                "saw": saw, "right": right, "notes": notes, "expected": {"file": exp["file"], "member": exp["member"],
-                                                         "lines": want, "before": before},
+                "fresh": fresh, "saw": saw, "right": right, "marked": marked(answer or ""),
+                "building": building_at_query(sessions) if fresh else None,
+                "notes": notes_of(answer or ""),
+                "expected": {"file": exp.get("file"), "member": exp.get("member"),
+                             "gone": exp.get("gone"), "lines": want, "before": before},
                 "hit": hit, "answer": answer, "query_seconds": queries[-1]["seconds"] if queries else None,
                 "edit_seconds": [s["seconds"] for sess in sessions for s in sess["steps"]
                                  if s["tool"] in ("Edit", "Write", "Bash") and not s["query"]],
                 "sessions": sessions, "left_running": left}
+
+
+def status_at_query(r):
+    """index.py --status's progress line as the query was sent, and how long the first turn
+    was held."""
+    for s in r["sessions"]:
+        probes = s.get("status_by_turn") or []
+        for p in probes:
+            if p["query"]:
+                held = probes[0].get("held")
+                return " / ".join((p.get("status") or [])[:2]) + \
+                    (f" (first turn held {held[0]} s)" if held else "")
+    return ""
+
+
+def duration(seconds):
+    return f"{int(seconds) // 60}m {int(seconds) % 60:02d}s"
 
 
 def context_of(body):
@@ -671,22 +1012,43 @@ def context_of(body):
 
 # -- reporting ---------------------------------------------------------------------------
 
+def passed(r):
+    """Right (the change seen, at the lines on disk), or plainly marked as not caught up."""
+    return bool(r["saw"] and r["right"]) or marked(r["answer"] or "")
+
+
 def summarize(runs):
-    """case -> (what, saw n, right n, total)."""
+    """case -> {what, n, saw, right, marked, ok, building}: counts over its repeats
+    (building: None for a built index's cases). Older run files have no "marked": it is
+    read from their answers."""
     rows = {}
     for r in runs:
-        row = rows.setdefault(r["case"], [r["what"], 0, 0, 0])
-        row[1] += r["saw"]
-        row[2] += r["right"]
-        row[3] += 1
+        row = rows.setdefault(r["case"], {"what": r["what"], "n": 0, "saw": 0, "right": 0,
+                                          "marked": 0, "ok": 0, "building": None})
+        row["n"] += 1
+        row["saw"] += bool(r["saw"])
+        row["right"] += bool(r["right"])
+        row["marked"] += marked(r["answer"] or "")
+        row["ok"] += passed(r)
+        if r.get("building") is not None:
+            row["building"] = (row["building"] or 0) + r["building"]
     return rows
+
+
+COLUMNS = (("saw", "saw change"), ("right", "right lines"), ("marked", "marked"),
+           ("ok", "right or marked"), ("building", "build running at the query"))
+
+
+def cells(row):
+    return [f"{row[k]}/{row['n']}" if row[k] is not None else "-" for k, _ in COLUMNS]
 
 
 def print_table(runs):
     rows = summarize(runs)
-    print(f"{'case':<5} {'what':<76} {'saw change':>10} {'right lines':>11}")
-    for cid, (what, saw, right, n) in rows.items():
-        print(f"{cid:<5} {what:<76} {f'{saw}/{n}':>10} {f'{right}/{n}':>11}")
+    print(f"{'case':<5} {'what':<76} " + " ".join(f"{h:>{len(h)}}" for _, h in COLUMNS))
+    for cid, row in rows.items():
+        print(f"{cid:<5} {row['what'][:76]:<76} "
+              + " ".join(f"{c:>{len(h)}}" for c, (_, h) in zip(cells(row), COLUMNS)))
 
 
 def print_timings(runs):
@@ -717,39 +1079,39 @@ def print_timings(runs):
 
 
 def print_compare(labelled):
-    """A markdown table: per case, saw change and right lines for each labelled run file."""
+    """A markdown table: per case, each column of COLUMNS for each labelled run file."""
     data = []
     for item in labelled:
         label, _, path = item.partition("=")
         log = json.loads(Path(path).read_text())
-        data.append((label, log.get("commit", "?"), summarize(log["runs"])))
+        data.append((label, log.get("commit") or "?", summarize(log["runs"])))
     cases = list(dict.fromkeys(c for _, _, rows in data for c in rows))
-    head = " | ".join(f"{label} ({commit}) saw | right" for label, commit, _ in data)
+    head = " | ".join(f"{label} ({commit}) {h}" for label, commit, _ in data for _, h in COLUMNS)
     print(f"| case | what | {head} |")
-    print("|---|---|" + "---:|---:|" * len(data))
+    print("|---|---|" + "---:|" * len(COLUMNS) * len(data))
     for c in cases:
-        what = next(rows[c][0] for _, _, rows in data if c in rows)
-        cells = []
+        what = next(rows[c]["what"] for _, _, rows in data if c in rows)
+        out = []
         for _, _, rows in data:
-            if c in rows:
-                _, saw, right, n = rows[c]
-                cells += [f"{saw}/{n}", f"{right}/{n}"]
-            else:
-                cells += ["-", "-"]
-        print(f"| {c} | {what} | " + " | ".join(cells) + " |")
+            out += cells(rows[c]) if c in rows else ["-"] * len(COLUMNS)
+        print(f"| {c} | {what} | " + " | ".join(out) + " |")
 
 
 def show_failures(runs):
+    """Every answer that was not right, as the model saw it (notes and hit lines)."""
     for r in runs:
         if r["saw"] and r["right"]:
             continue
-        print(f"\n-- case {r['case']} repeat {r['repeat']}: saw={r['saw']} right={r['right']}; "
-              f"expected {r['expected']['member']} at {r['expected']['file']}:"
-              f"{'-'.join(map(str, r['expected']['lines'] or ['?']))}"
-              + (f" (before: {r['expected']['before']})" if r['expected']['before'] else ""))
+        e = r["expected"]
+        want = (f"no hit from {e['gone']}" if e.get("gone") else
+                f"{e['member']} at {e['file']}:{'-'.join(map(str, e['lines'] or ['?']))}"
+                + (f" (before: {e['before']})" if e["before"] else ""))
+        building = "" if r.get("building") is None else f" building={r['building']}"
+        print(f"\n-- case {r['case']} repeat {r['repeat']}: saw={r['saw']} right={r['right']} "
+              f"marked={marked(r['answer'] or '')}{building}; expected {want}")
         print("   answer the model saw:")
-        for ln in (r["answer"] or "(no tool result)").splitlines()[:8]:
-            if ln.startswith("#") or not ln.startswith(" ") or "Error" in ln:
+        for ln in (r["answer"] or "(no tool result)").splitlines()[:12]:
+            if HIT.match(ln) or not ln.startswith(" ") or "Error" in ln:
                 print("   | " + ln[:260])
         for s in r["sessions"]:
             if s["rc"] not in (0,):
@@ -766,17 +1128,22 @@ def inside(args):
     work = Path(tempfile.mkdtemp(prefix="cc-e2e-"))
     tool = Path(args.tool).resolve()
     commit = subprocess.run(["git", "-C", str(tool), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True, check=False).stdout.strip()
+                            capture_output=True, text=True, check=False).stdout.strip() \
+        or args.commit
     log = {"tool": str(tool), "commit": commit, "claude": version, "links": links,
            "cache": args.cache, "work": str(work), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC",
                                                                               time.gmtime())}
     bench = Bench(tool, claude, work, log, args.mcp_always_load, args.wait_for_mcp)
+    bench.hold = log["hold_first_turn"] = not args.no_hold
     log["mcp_always_load"] = args.mcp_always_load
     log["wait_for_mcp"] = args.wait_for_mcp
     print(f"claude {version}; tool {tool} @ {commit}; stand-in on 127.0.0.1:{bench.stand.port}; "
           f"namespace links: {links}; work {work}", flush=True)
-    bench.setup()
+    began = time.time()
+    bench.setup(fresh=any(c["fresh"] for c in cases))
     print(f"indexed: {log['index']}", flush=True)
+    if "first_build_project" in log:
+        print(f"first-build project: {log['first_build_project']}", flush=True)
     print(f"claude mcp get {SERVER} (rc {log['mcp_get_rc']}):")
     for ln in log["mcp_get"].splitlines():
         print("   " + ln)
@@ -787,19 +1154,28 @@ def inside(args):
             r = bench.case(case, rep)
             runs.append(r)
             print(f"case {r['case']:<4} rep {rep}: saw={r['saw']!s:<5} right={r['right']!s:<5} "
+                  f"marked={r['marked']!s:<5} "
                   f"hit={r['hit'] and (r['hit']['file'] + ':' + str(r['hit']['start']) + '-' + str(r['hit']['end']))} "
-                  f"want={r['expected']['lines']} query {r['query_seconds']} s, edits {r['edit_seconds']} s, "
-                  f"sessions {[s['seconds'] for s in r['sessions']]} s", flush=True)
-    first = runs[0]["sessions"][0]["context"] if runs else {}
-    print("\nSessionStart text in the model's context (first session):")
-    for t in first.get("session_start") or ["(none)"]:
-        for ln in t.splitlines():
-            print("   " + ln)
-    print(f"codebase-rag tools offered to the model: {first.get('mcp_tools')}")
+                  f"want={r['expected']['lines'] or r['expected']['gone']} query {r['query_seconds']} s, "
+                  f"edits {r['edit_seconds']} s, sessions {[s['seconds'] for s in r['sessions']]} s"
+                  + (f"; at the query: building={r['building']} {status_at_query(r)}"
+                     if r["fresh"] else ""), flush=True)
+    for fresh in (False, True):
+        first = next((r["sessions"][0]["context"] for r in runs if r["fresh"] == fresh), None)
+        if first is None:
+            continue
+        print(f"\nSessionStart text in the model's context (first session "
+              f"{'of a first build' if fresh else 'on a built index'}):")
+        for t in first.get("session_start") or ["(none)"]:
+            for ln in t.splitlines():
+                print("   " + ln)
+        print(f"codebase-rag tools offered to the model: {first.get('mcp_tools')}")
     print()
     print_table(runs)
     print_timings(runs)
-    print(f"load average at the end: {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs; "
+          f"the run took {duration(time.time() - began)}")
+    log["seconds"] = round(time.time() - began)
     show_failures(runs)
     log["runs"] = runs
     if args.json:
@@ -808,14 +1184,18 @@ def inside(args):
     if not args.keep:
         wait_quiet(60)
         shutil.rmtree(work, ignore_errors=True)
-    return 0 if all(r["saw"] and r["right"] for r in runs) and log["mcp_connected"] else 1
+    return 0 if all(passed(r) for r in runs) and log["mcp_connected"] else 1
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tool", help="the codebase-rag checkout under test (with its .venv)")
-    ap.add_argument("--cases", help="comma-separated: 1-5, 6 (all MCP) or 6.1-6.5; default all")
+    ap.add_argument("--cases", help="comma-separated: 1-5 and 7 (a built index), 6 (their MCP "
+                    "twins) or 6.1-6.5, 6.7; 8 (a first build: 8.1-8.5), 9 (their MCP twins); "
+                    "default all")
+    ap.add_argument("--commit", default="",
+                    help="the commit to record for a checkout that is not a git work tree")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--json", help="write every run, answers included, to this file")
     ap.add_argument("--claude", default=os.environ.get("CLAUDE_E2E_BIN", DEFAULT_CLAUDE),
@@ -830,6 +1210,9 @@ def main():
     ap.add_argument("--wait-for-mcp", action="store_true",
                     help="the stand-in calls WaitForMcpServers before an MCP query whose tool "
                          "is not offered yet (by default it calls the tool regardless)")
+    ap.add_argument("--no-hold", action="store_true",
+                    help="a first build's first turn goes at once, while the build may still "
+                         "be reading the files (by default it waits until they are all read)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--table", nargs="+", metavar="LABEL=JSON",
                     help="print a markdown table comparing runs written by --json, and exit")
