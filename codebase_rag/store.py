@@ -2,7 +2,8 @@
 lines, the keyword (FTS5) index, each chunk's windows (the texts the model reads) and an
 embedding cache keyed by the hash of the embedded text (and the model's precision), team=1
 if a team cache gave it; Chroma (chroma.py) holds one vector per window, and vectors.f32
-(flat.py) the cache's vectors in one flat file. This is the only module that writes SQL.
+(flat.py) the cache's vectors in one flat file: cache.py keeps those two in step with the
+cache. These two are the only modules that write SQL.
 """
 import os
 import sqlite3
@@ -10,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import flat as flatfile
-from .chroma import Vectors
-from .errors import DamagedIndex, OldFormat, damaged, warn
+from .cache import EmbeddingCache, marks, parts
+from .errors import OldFormat, damaged, warn
 
 # A build writes in two steps, so that keyword search works within seconds and semantic
 # search fills in as embedding goes on: (1) per batch of files, one SQLite transaction
@@ -78,18 +79,10 @@ CHUNK_FIELDS = tuple(IndexedChunk.__dataclass_fields__)
 CHUNK_COLUMNS = ",".join("class" if f == "cls" else f for f in CHUNK_FIELDS)
 
 
-def marks(items):
-    return ",".join("?" * len(items))
-
-
-def parts(items, size=500):
-    items = list(items)
-    return (items[i:i + size] for i in range(0, len(items), size))
-
-
-class Store:
+class Store(EmbeddingCache):
     """index.sqlite (the manifest, the chunks, their lexical index, the embedding cache)
-    and the Chroma collection beside it. Writers claim the folder before opening it."""
+    and the Chroma collection beside it (cache.py). Writers claim the folder before opening
+    it."""
 
     def __init__(self, folder, create=False):
         self.folder = Path(folder)
@@ -124,16 +117,6 @@ class Store:
         with self.db:
             self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
 
-    @property
-    def collection(self):
-        """Chroma, created on a writer's first use (a reader finding none is told so)."""
-        if self._collection is None:
-            self._collection = Vectors(self.folder / "chroma", create=self.writer,
-                                       nothing_stored=not self.embedded_count())
-        return self._collection
-
-    writer = False                # set by the process that holds the writer lock
-
     def version(self):
         """Changes whenever the database does, by this connection or any other."""
         return self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes
@@ -163,19 +146,6 @@ class Store:
         query = "SELECT w.chunk, v.vec FROM windows w JOIN vectors v ON v.key = w.key"
         return [row for part in parts(chunk_ids) for row in self.db.execute(
             f"{query} WHERE w.chunk IN ({marks(part)})", part)]
-
-    def vector_blocks(self, after=0, size=20_000):
-        """[(seq, cache key, vector blob)] of the cache's rows with seq > after, in blocks of
-        at most size rows, in the table's order: a scan holds one block at a time."""
-        while rows := self.db.execute("SELECT seq, key, vec FROM vectors WHERE seq > ? "
-                                      "ORDER BY seq LIMIT ?", (after, size)).fetchall():
-            after = rows[-1][0]
-            yield rows
-
-    def seq_keys(self, seqs):
-        """{seq: cache key} of those seqs the embedding cache still has."""
-        return {s: k for part in parts(seqs) for s, k in self.db.execute(
-            f"SELECT seq, key FROM vectors WHERE seq IN ({marks(part)})", part)}
 
     def key_chunks(self, keys):
         """[(cache key, chunk id)] of the windows whose text has one of these keys."""
@@ -266,66 +236,6 @@ class Store:
             self.db.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?",
                             (st.st_mtime_ns, st.st_size, rel))
 
-    # -- the embedding cache
-    def cached_vectors(self, keys):
-        import numpy as np
-        return {key: np.frombuffer(blob, dtype=np.float32) for part in parts(keys)
-                for key, blob in self.db.execute(
-                    f"SELECT key, vec FROM vectors WHERE key IN ({marks(part)})", part)}
-
-    def cache_vectors(self, items, team=False):     # team: a team cache supplied them
-        blobs = {k: v.astype("<f4").tobytes() for k, v in items}
-        with self.db:
-            self.db.executemany("INSERT OR REPLACE INTO vectors(key, vec, team) VALUES (?,?,?)",
-                                ((k, b, team or None) for k, b in blobs.items()))
-            # the INSERT holds SQLite's write lock: no other writer's row comes in meanwhile
-            self.put_flat(sorted((s, blobs[k]) for part in parts(blobs) for s, k in self.db.execute(
-                f"SELECT seq, key FROM vectors WHERE key IN ({marks(part)})", part)))
-
-    def flat_seq(self):
-        return int(self.meta("flat_seq", 0))
-
-    def put_flat(self, rows):
-        """In a write transaction: rows (seq, blob) into vectors.f32. flat_seq moves up to
-        their last if they are every row above it up to there, to 0 if the file lost rows."""
-        flat, last = self.flat_seq(), rows[-1][0] if rows else 0
-        try:
-            kept = flatfile.write(self.folder, rows, flat)
-        except OSError:
-            return                      # rows above flat_seq are read from SQLite until a sync
-        alone = last > flat and self.db.execute(      # none an older version wrote
-            "SELECT COUNT(*) FROM vectors WHERE seq > ? AND seq <= ?",
-            (flat, last)).fetchone()[0] == sum(seq > flat for seq, _ in rows)
-        if not kept or alone:
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('flat_seq', ?)",
-                            (str(last if kept else 0),))
-
-    def sync_flat(self):
-        """Every cached vector above flat_seq into vectors.f32 (an older version's rows, or a
-        writer's that was not alone), a block at a time. Call with the writer lock held."""
-        with self.db:
-            self.put_flat([])                           # flat_seq 0 if the file lost rows
-        for rows in self.vector_blocks(self.flat_seq()):
-            with self.db:
-                self.db.execute("BEGIN IMMEDIATE")      # alone among writers for the count
-                self.put_flat([(seq, blob) for seq, _, blob in rows])
-
-    def team_keys(self):      # of the cached vectors a team cache supplied that a window uses
-        return [k for (k,) in self.db.execute(
-            "SELECT key FROM vectors WHERE team=1 AND key IN (SELECT key FROM windows)")]
-
-    def forget_vectors(self, keys=None):
-        """Drop these vectors (or all; another model, a foreign team cache's) from the cache."""
-        with self.db:
-            if keys is None:
-                self.db.execute("DELETE FROM vectors")
-                flatfile.drop(self.folder)              # else its rows stay, all dead
-                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('flat_seq', '0')")
-                return
-            for part in parts(keys):
-                self.db.execute(f"DELETE FROM vectors WHERE key IN ({marks(part)})", part)
-                self.db.execute(f"UPDATE windows SET embedded=0 WHERE key IN ({marks(part)})", part)
-
     # -- step 1: files in, their old windows doomed
     def replace_files(self, files):
         """One transaction: each FileIndex's chunks, keyword rows and (pending) windows
@@ -381,21 +291,7 @@ class Store:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('chunk_seq', ?)", (row,))
         return tuple(changes)
 
-    # -- step 2: Chroma follows
-    def delete_doomed(self):
-        """Delete the doomed window ids from Chroma: exactly those read, and none that a
-        writer without the lock (a query, see reader.py) has made live again since."""
-        ids = [i for (i,) in self.db.execute(
-            "SELECT id FROM doomed d WHERE NOT EXISTS (SELECT 1 FROM windows w WHERE w.id = d.id "
-            "AND +w.embedded=1)")]
-        if (self.folder / "chroma" / "chroma.sqlite3").is_file():
-            for part in parts(ids, 4000):
-                self.collection.delete(part)
-        with self.db:
-            self.db.executemany("DELETE FROM doomed WHERE id=?", [(i,) for i in ids])
-            self.db.execute("DELETE FROM doomed WHERE EXISTS (SELECT 1 FROM windows w WHERE "
-                            "w.id = doomed.id AND +w.embedded=1)")
-
+    # -- step 2: the windows left to embed (cache.py gives them their vectors)
     def pending_windows(self, limit, files=None):
         """[(window id, cache key, text)] of windows without a vector in Chroma (of these
         files, or of all): every member's first window before any later one, then in file
@@ -412,16 +308,6 @@ class Store:
         return self.db.execute("SELECT 1 FROM windows WHERE embedded=0 AND ordinal=0 "
                                "LIMIT 1").fetchone() is not None
 
-    def upsert_windows(self, ids, vectors):
-        """Give these windows their vectors in Chroma, then mark them embedded."""
-        if not ids:
-            return
-        self.collection.tune()
-        self.collection.upsert(list(ids), [v.tolist() for v in vectors], None)
-        with self.db:
-            self.db.executemany("UPDATE windows SET embedded=1, text=NULL WHERE id=?",
-                                [(i,) for i in ids])
-
     def reread(self, window_ids):
         """Windows pending without text or cached vector (a repair lost both): their files
         are read again at the next run."""
@@ -430,35 +316,6 @@ class Store:
                 self.db.execute(f"UPDATE files SET sha=NULL WHERE path IN "
                                 f"(SELECT file FROM windows WHERE id IN ({marks(part)}))", part)
                 self.db.execute(f"DELETE FROM windows WHERE id IN ({marks(part)})", part)
-
-    def sync_vectors(self):
-        """The cheap check: Chroma holds as many vectors as there are embedded windows. If
-        not, strays are deleted and missing windows marked pending again (their vectors come
-        back from the cache); a Chroma that cannot be read is made afresh. Returns what it
-        did, or None. Call with the writer lock held."""
-        done = self.embedded_count()
-        try:
-            if not (self.folder / "chroma" / "chroma.sqlite3").is_file() and not done:
-                return None
-            if self.collection.count() == done:
-                return None
-            have = set(self.collection.get(embeddings=False)[0])
-            note = "it held another number of vectors than the windows"
-        except DamagedIndex as e:
-            import shutil
-            self._collection = None
-            shutil.rmtree(self.folder / "chroma", ignore_errors=True)
-            have = set()
-            note = f"it was unreadable ({e.what})"
-        want = set(self.window_keys())
-        extra, missing = sorted(have - want), sorted(want - have)
-        for part in parts(extra, 4000):
-            self.collection.delete(part)
-        with self.db:
-            for part in parts(missing):
-                self.db.execute(f"UPDATE windows SET embedded=0 WHERE id IN ({marks(part)})", part)
-        return f"{note}; {len(missing):,} windows to restore" + \
-            (f", {len(extra):,} strays removed" if extra else "")
 
     def prepare_rebuild(self):
         """For --rebuild: every file is read and chunked again, and Chroma is made afresh

@@ -15,7 +15,7 @@ RANK = {
     "config": 0, "errors": 1, "languages": 1,
     "folder": 2, "walk": 2, "chunkers": 2, "chunkers.csharp": 2, "chunkers.python": 2,
     "chunkers.typescript": 2, "text": 2,
-    "export": 3, "chroma": 3, "flat": 3, "embed": 4,
+    "export": 3, "chroma": 3, "flat": 3, "cache": 3.5, "embed": 4,
     "store": 4, "lock": 4, "remote": 4,
     "nearest": 5, "keywords": 5, "check": 5, "search": 5.5, "render": 5, "hook": 5,
     "indexer": 6, "runs": 7, "fresh": 7, "reader": 8, "mcp_handshake": 8.5, "mcp_server": 9,
@@ -145,7 +145,7 @@ def test_modules_stay_small():
     vectors.f32 in step with it), in 520; a language's chunker, which knows its whole
     grammar, in 800."""
     sizes = {module_name(p): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
-    limits = {"store": 520}
+    limits = {}
     assert {m: n for m, n in sizes.items()
             if n > (800 if m.startswith("chunkers.") else limits.get(m, 450))} == {}
 
