@@ -4,9 +4,16 @@ vectors.f32 (flat.py), its rows in one flat file, and Chroma (chroma.py), one ve
 embedded window; this module keeps the last two in step with the first. EmbeddingCache is a
 part of store.Store, on its connection: see store.py for the two-step write they share.
 """
+import random
+import sqlite3
+
 from . import flat as flatfile
 from .chroma import Vectors
-from .errors import DamagedIndex
+from .errors import DamagedIndex, warn
+
+BUSY_MS = 60_000              # how long a write waits for another's to end
+CHECKED = 20                  # sampled windows whose Chroma vector --check compares
+SAME = 0.999                  # the least cosine of a Chroma vector to its cached one
 
 
 def marks(items):
@@ -41,6 +48,11 @@ class EmbeddingCache:
             after = rows[-1][0]
             yield rows
 
+    def vectors_at(self, seqs):
+        """{seq: vector blob} of those seqs the embedding cache still has."""
+        return {s: v for part in parts(seqs) for s, v in self.db.execute(
+            f"SELECT seq, vec FROM vectors WHERE seq IN ({marks(part)})", part)}
+
     def seq_keys(self, seqs):
         """{seq: cache key} of those seqs the embedding cache still has."""
         return {s: k for part in parts(seqs) for s, k in self.db.execute(
@@ -61,33 +73,121 @@ class EmbeddingCache:
             self.put_flat(sorted((s, blobs[k]) for part in parts(blobs) for s, k in self.db.execute(
                 f"SELECT seq, key FROM vectors WHERE key IN ({marks(part)})", part)))
 
+    # -- vectors.f32: written under SQLite's write lock, its stamp committed with each write
     def flat_seq(self):
         return int(self.meta("flat_seq", 0))
 
+    def readable_flat_seq(self):
+        """How far a reader may read vectors.f32 instead of SQLite: to flat_seq if the file is
+        as its last write left it, else not at all (it changed behind the writers' back, or
+        a query found a row wrong). In a read-only folder nobody could have written it, and
+        a copy has a stamp of its own: it is read as it is (CacheScan checks what it reads)."""
+        meta = dict(self.db.execute("SELECT key, value FROM meta WHERE key IN "
+                                    "('flat_seq', 'flat_stamp')"))
+        flat = int(meta.get("flat_seq", 0))
+        return flat if self.read_only or meta.get("flat_stamp") == flatfile.stamp(
+            self.folder) else 0
+
     def put_flat(self, rows):
-        """In a write transaction: rows (seq, blob) into vectors.f32. flat_seq moves up to
-        their last if they are every row above it up to there, to 0 if the file lost rows."""
-        flat, last = self.flat_seq(), rows[-1][0] if rows else 0
+        """In a write transaction: rows (seq, blob) into vectors.f32, if it is as the last
+        write left it (else it waits for sync_flat, and readers read SQLite). flat_seq moves
+        up to their last if they are every row above it up to there."""
+        expect = self.meta("flat_stamp")
+        if not rows or expect is None:          # None: an older version's file, not stamped
+            return
+        flat, last = self.flat_seq(), rows[-1][0]
         try:
-            kept = flatfile.write(self.folder, rows, flat)
+            stamp = flatfile.write(self.folder, rows, expect)
         except OSError:
-            return                      # rows above flat_seq are read from SQLite until a sync
+            return                      # its stamp moved: sync_flat writes it afresh
+        if stamp is None:
+            return
         alone = last > flat and self.db.execute(      # none an older version wrote
             "SELECT COUNT(*) FROM vectors WHERE seq > ? AND seq <= ?",
             (flat, last)).fetchone()[0] == sum(seq > flat for seq, _ in rows)
-        if not kept or alone:
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('flat_seq', ?)",
-                            (str(last if kept else 0),))
+        self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
+            ("flat_stamp", stamp)] + ([("flat_seq", str(last))] if alone else []))
 
     def sync_flat(self):
-        """Every cached vector above flat_seq into vectors.f32 (an older version's rows, or a
-        writer's that was not alone), a block at a time. Call with the writer lock held."""
-        with self.db:
-            self.put_flat([])                           # flat_seq 0 if the file lost rows
+        """vectors.f32 in step with the embedding cache; call with the writer lock held. If
+        the file is not as its last write left it, or a sample of its rows differs from the
+        cache (what --check compares, and more), it is written afresh from the cache; else
+        the cache's rows above flat_seq (an older version's, or a writer's that was not
+        alone) are added, a block at a time."""
+        if self.meta("flat_stamp") != flatfile.stamp(self.folder) or \
+                self.flat_differences(self.flat_sample(0) | self.flat_sample(None))[0]:
+            return self.rewrite_flat()
         for rows in self.vector_blocks(self.flat_seq()):
             with self.db:
                 self.db.execute("BEGIN IMMEDIATE")      # alone among writers for the count
                 self.put_flat([(seq, blob) for seq, _, blob in rows])
+
+    def rewrite_flat(self):
+        """vectors.f32 written afresh from the embedding cache (flat.Rewrite), warning how many
+        of the old one's rows up to flat_seq differed from it."""
+        stamped, trusted = self.meta("flat_stamp") is not None, self.flat_seq()
+        differ = last = 0
+        new = None
+        try:
+            new = flatfile.Rewrite(self.folder)
+            # the rows so far without the lock (other writers add rows only at new seqs),
+            # then with it the rows that came meanwhile, and the new file in the old's place
+            for rows in self.vector_blocks():
+                old = flatfile.rows_at(self.folder, [s for s, _, _ in rows if s <= trusted])
+                differ += sum(old[seq] != blob for seq, _, blob in rows if seq in old)
+                new.put([(seq, blob) for seq, _, blob in rows])
+                last = rows[-1][0]
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                for rows in self.vector_blocks(last):
+                    new.put([(seq, blob) for seq, _, blob in rows])
+                    last = rows[-1][0]
+                self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
+                    ("flat_stamp", new.replace()), ("flat_seq", str(last))])
+        except OSError as e:
+            return warn(f"vectors.f32 could not be written ({e}); queries under the writer "
+                        f"lock read SQLite's rows instead")
+        finally:
+            if new:
+                new.close()
+        if stamped and differ:
+            warn(f"vectors.f32: {differ:,} of its rows differed from the embedding cache; "
+                 f"written again from it")
+
+    def drop_flat(self):
+        """In a write transaction: no vectors.f32 (written again from the cache)."""
+        flatfile.drop(self.folder)
+        self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                            [("flat_seq", "0"), ("flat_stamp", "")])
+
+    def flat_sample(self, seed, size=100):
+        """Up to size seqs of vectors.f32 (1 to flat_seq) at random: the same ones for a seed
+        while flat_seq stays (--check's), others every time for None."""
+        flat = self.flat_seq()
+        rng = random.Random(seed) if seed is not None else random.SystemRandom()
+        return set(rng.sample(range(1, flat + 1), min(size, flat)))
+
+    def flat_differences(self, seqs):
+        """(how many, of how many the cache still has) of these rows of vectors.f32 differ
+        from the embedding cache."""
+        cached = self.vectors_at(seqs)
+        rows = flatfile.rows_at(self.folder, cached)
+        return sum(rows.get(s) != blob for s, blob in cached.items()), len(cached)
+
+    def mark_flat_damaged(self):
+        """For a reader that found a row of vectors.f32 that is not the cache's: nobody reads
+        or writes the file until the next writer's sync_flat writes it afresh. Skipped if
+        SQLite stays busy for a second (the next reader to find it marks it)."""
+        if self.read_only:
+            return
+        try:
+            self.db.execute("PRAGMA busy_timeout=1000")
+            with self.db:
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('flat_stamp', 'damaged')")
+        except sqlite3.OperationalError:
+            pass
+        finally:
+            self.db.execute(f"PRAGMA busy_timeout={BUSY_MS}")
 
     def team_keys(self):      # of the cached vectors a team cache supplied that a window uses
         return [k for (k,) in self.db.execute(
@@ -98,8 +198,7 @@ class EmbeddingCache:
         with self.db:
             if keys is None:
                 self.db.execute("DELETE FROM vectors")
-                flatfile.drop(self.folder)              # else its rows stay, all dead
-                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('flat_seq', '0')")
+                self.drop_flat()                        # else its rows stay, all dead
                 return
             for part in parts(keys):
                 self.db.execute(f"DELETE FROM vectors WHERE key IN ({marks(part)})", part)
@@ -131,24 +230,32 @@ class EmbeddingCache:
                                 [(i,) for i in ids])
 
     def sync_vectors(self):
-        """The cheap check: Chroma holds as many vectors as there are embedded windows. If
-        not, strays are deleted and missing windows marked pending again (their vectors come
-        back from the cache); a Chroma that cannot be read is made afresh. Returns what it
-        did, or None. Call with the writer lock held."""
-        done = self.embedded_count()
+        """The cheap check: Chroma holds as many vectors as there are embedded windows, and a
+        sample of them (what --check compares, and more) are the embedding cache's. If not,
+        strays are deleted and missing windows marked pending again (their vectors come back
+        from the cache); a Chroma that cannot be read, or holds a vector that is not the
+        cache's, is made afresh. Returns what it did, or None. Call with the writer lock
+        held."""
+        done, afresh = self.embedded_count(), None
         try:
             if not (self.folder / "chroma" / "chroma.sqlite3").is_file() and not done:
                 return None
             if self.collection.count() == done:
-                return None
-            have = set(self.collection.get(embeddings=False)[0])
-            note = "it held another number of vectors than the windows"
+                sample = self.window_sample(0, CHECKED) | self.window_sample(None)
+                wrong = self.chroma_differences(sample)
+                if not wrong:
+                    return None
+                afresh = f"{len(wrong):,} of {len(sample):,} sampled vectors were not the cache's"
+            else:
+                have = set(self.collection.get(embeddings=False)[0])
+                note = "it held another number of vectors than the windows"
         except DamagedIndex as e:
+            afresh = f"it was unreadable ({e.what})"
+        if afresh:
             import shutil
             self._collection = None
             shutil.rmtree(self.folder / "chroma", ignore_errors=True)
-            have = set()
-            note = f"it was unreadable ({e.what})"
+            have, note = set(), afresh
         want = set(self.window_keys())
         extra, missing = sorted(have - want), sorted(want - have)
         for part in parts(extra, 4000):
@@ -158,3 +265,28 @@ class EmbeddingCache:
                 self.db.execute(f"UPDATE windows SET embedded=0 WHERE id IN ({marks(part)})", part)
         return f"{note}; {len(missing):,} windows to restore" + \
             (f", {len(extra):,} strays removed" if extra else "")
+
+    def window_sample(self, seed, size=100):
+        """{window id: cache key} of size embedded windows, or all if there are no more:
+        drawn by seq, the same ones for a seed while the windows stay (--check's), others
+        every time for None."""
+        if self.embedded_count() <= size:
+            return dict(self.db.execute("SELECT id, key FROM windows WHERE embedded=1"))
+        top = self.db.execute("SELECT max(seq) FROM windows").fetchone()[0]
+        rng = random.Random(seed) if seed is not None else random.SystemRandom()
+        found = (self.db.execute("SELECT id, key FROM windows WHERE seq >= ? AND +embedded=1 "
+                                 "ORDER BY seq LIMIT 1", (at,)).fetchone()
+                 for at in rng.sample(range(1, top + 1), min(size, top)))
+        return dict(row for row in found if row)
+
+    def chroma_differences(self, sample):
+        """The windows of a sample {window id: cache key} whose vector Chroma lacks, or holds
+        other than the embedding cache's (a damaged file of Chroma's)."""
+        import numpy as np
+        if not sample:
+            return set()
+        got, vectors = self.collection.get(list(sample))
+        cached = self.cached_vectors(set(sample.values()))
+        return set(sample) - set(got) | {
+            wid for wid, vec in zip(got, vectors) if sample[wid] in cached and not float(
+                np.dot(cached[sample[wid]], np.asarray(vec, dtype=np.float32))) >= SAME}

@@ -4,8 +4,9 @@ import random
 import sqlite3
 from pathlib import Path
 
+from .cache import CHECKED
+from .config import INDEX_COMMAND
 from .embed import index_model
-from .flat import rows_at
 from .errors import UsageError
 from .lock import is_locked, pending_entries
 from .folder import owned
@@ -27,15 +28,15 @@ def check_index(folder):
         return problems + [str(e)]
     if not store.count("files") and has_source(store.meta("source")):
         problems.append(f"the index lists no files, but {store.meta('source')} has source files; "
-                        f"run: python index.py")
+                        f"run: {INDEX_COMMAND}")
     problem = index_model(folder, store.meta("model"), store.meta("precision")).problem(full=True)
     if problem:
-        problems.append(f"model: {problem}; run: python index.py (it exports the model again)")
+        problems.append(f"model: {problem}; run: {INDEX_COMMAND} (it exports the model again)")
     unfinished = store.count("windows") - len(windows) + store.count("doomed")
     dirty, queued = store.dirty_files(), len(pending_entries(store.folder))
     if (unfinished or dirty or queued) and not is_locked(folder):
         problems.append(f"an interrupted run left {unfinished:,} windows, {len(dirty):,} files and "
-                        f"{queued:,} queued edits to finish; run: python index.py")
+                        f"{queued:,} queued edits to finish; run: {INDEX_COMMAND}")
     problems += flat_problems(store)
     if not os.access(folder, os.W_OK | os.X_OK):
         return problems               # Chroma cannot open it; queries read the cache instead
@@ -45,21 +46,16 @@ def check_index(folder):
         if (missing or extra) and not is_locked(folder):
             problems.append(f"chroma holds {len(ids):,} vectors for {len(windows):,} embedded "
                             f"windows ({len(missing):,} missing, {len(extra):,} extra); "
-                            f"run: python index.py")
-        sample = random.Random(0).sample(sorted(ids & set(windows)), min(20, len(ids & set(windows))))
+                            f"run: {INDEX_COMMAND}")
+        sample = {w: k for w, k in store.window_sample(0, CHECKED).items() if w in ids}
+        if store.chroma_differences(sample):
+            problems.append(f"chroma: a sampled vector differs from the embedding cache; "
+                            f"run: {INDEX_COMMAND}")
         if sample:
-            got, vectors = store.collection.get(sample)
-            cached = store.cached_vectors({windows[w] for w in got})
-            import numpy as np
-            for wid, vec in zip(got, vectors):
-                want = cached.get(windows[wid])
-                if want is None or float(np.dot(want, np.asarray(vec))) < 0.999:
-                    problems.append(f"chroma: the vector of {wid} differs from the embedding "
-                                    f"cache; run: python index.py --rebuild")
-                    break
+            _, vectors = store.collection.get(list(sample)[:1])
             found, _ = store.collection.query(list(map(float, vectors[0])), 1)
             if not found:
-                problems.append("chroma: a search finds nothing; run: python index.py --rebuild")
+                problems.append(f"chroma: a search finds nothing; run: {INDEX_COMMAND} --rebuild")
     except UsageError as e:
         problems.append(str(e))
     if not problem:
@@ -67,15 +63,16 @@ def check_index(folder):
     return problems
 
 
-def flat_problems(store, sample=100):
-    """A sample of vectors.f32's rows (what a query reads while a writer holds the lock)
-    compared with the embedding cache."""
-    flat = store.flat_seq()
-    keys = store.seq_keys(random.Random(0).sample(range(1, flat + 1), min(sample, flat)))
-    cached, rows = store.cached_vectors(set(keys.values())), rows_at(store.folder, keys)
-    bad = sum(rows.get(s) != cached[k].astype("<f4").tobytes() for s, k in keys.items())
-    return [f"vectors.f32: {bad} of {len(keys)} sampled vectors differ from the embedding "
-            f"cache; run: python index.py --rebuild"] if bad else []
+def flat_problems(store):
+    """vectors.f32 (what a query reads while a writer holds the lock): a query found a row
+    of it wrong, or a sample of its rows differs from the embedding cache. A plain run
+    compares the same sample and writes the file afresh."""
+    if store.meta("flat_stamp") == "damaged":
+        return [f"vectors.f32: a query found a row that differs from the embedding cache; "
+                f"run: {INDEX_COMMAND}"]
+    bad, compared = store.flat_differences(store.flat_sample(0))
+    return [f"vectors.f32: {bad} of {compared} sampled vectors differ from the embedding "
+            f"cache; run: {INDEX_COMMAND}"] if bad else []
 
 
 TEAM_SAMPLE = 100             # vectors the team cache supplied that --check embeds again
@@ -122,7 +119,7 @@ def team_problems(store, folder):
     if not bad:
         return []
     return [f"{bad} of {len(keys)} sampled vectors that the team cache supplied differ from "
-            f"this machine's model; run: python index.py --rebuild --no-team-cache"]
+            f"this machine's model; run: {INDEX_COMMAND} --rebuild --no-team-cache"]
 
 
 def has_source(root):

@@ -14,11 +14,12 @@ from . import flat as flatfile
 
 
 def best_per_chunk(pairs):
-    """{chunk id: its nearest window's distance} from (chunk id, distance) pairs."""
+    """{chunk id: its nearest window's distance} from (chunk id, distance) pairs. A distance
+    outside [0, 2] by more than rounding is no cosine distance (a damaged vector): left out."""
     best = {}
     for cid, dist in pairs:
-        if dist < best.get(cid, 3.0):
-            best[cid] = dist
+        if -1e-3 <= dist <= 2.001 and dist < best.get(cid, 3.0):
+            best[cid] = min(max(dist, 0.0), 2.0)
     return best
 
 
@@ -69,7 +70,11 @@ def best_rows(cosines, many):
 
 class CacheScan:
     """An exact scan of the embedding cache: the same vectors as Chroma, for a reader that
-    must not open Chroma (a writer is rewriting its files, or the folder is read-only)."""
+    must not open Chroma (a writer is rewriting its files, or the folder is read-only).
+    vectors.f32 is a copy of SQLite's rows: the rows it shortlists are checked against
+    SQLite's, and if one differs (or the file holds a row that is no unit vector) this
+    question is answered from SQLite alone and the file is marked for the next writer to
+    write afresh."""
 
     def __init__(self, store):
         self.store = store
@@ -77,23 +82,42 @@ class CacheScan:
     def nearest(self, qvec, n):
         # the 16n nearest cached vectors (a join with the windows costs 4x), then the
         # windows of their keys; some keys no window has any more, and a long member's
-        # windows count once: 16n keys for n chunks. The rows up to flat_seq come from
-        # vectors.f32 (SQLite's rows cost 0.8 s of Python at 299,000), the rest from SQLite.
+        # windows count once: 16n keys for n chunks
         many = n * 16
-        flat, top = self.store.flat_seq(), []                  # [(cosine, seq, key)]
+        top, from_file = self.shortlist(qvec, many, self.store.readable_flat_seq())
+        if top is None or not self.agrees(top, from_file):
+            self.store.mark_flat_damaged()
+            top, _ = self.shortlist(qvec, many, 0)
+        top = {key: cosine for cosine, _, key in top}       # best first, at most many
+        best = best_per_chunk((cid, 1.0 - top[key]) for key, cid in self.store.key_chunks(top))
+        return sorted(best.items(), key=lambda kv: kv[1])[:n]
+
+    def shortlist(self, qvec, many, flat):
+        """([(cosine, seq, key)] of the `many` nearest cached vectors, the highest seq read
+        from vectors.f32): rows up to flat from the file (SQLite's rows cost 0.8 s of Python
+        at 299,000), the rest from SQLite. None if the file holds a row that is no vector."""
+        top, blocks = [], None
         try:
             blocks = flatfile.blocks(self.store.folder, flat)
             if blocks is not None:
-                top = self.live(np.concatenate([m @ qvec for m in blocks]), many)
+                cosines = np.concatenate([m @ qvec for m in blocks])
+                if not np.all(np.abs(cosines) <= 1.001 * np.linalg.norm(qvec)):   # NaN too
+                    return None, 0
+                top = self.live(cosines, many)
         except OSError:                      # cut short while read: SQLite has every row
             blocks = None
         for rows in self.store.vector_blocks(flat if blocks is not None else 0):
             cosines = matrix_of(rows) @ qvec                    # memory bounded by one block
             top += [(float(cosines[i]), rows[i][0], rows[i][1]) for i in best_rows(cosines, many)]
             top = sorted(top, key=lambda t: (-t[0], t[1]))[:many]
-        top = {key: cosine for cosine, _, key in top}       # best first, at most many
-        best = best_per_chunk((cid, 1.0 - top[key]) for key, cid in self.store.key_chunks(top))
-        return sorted(best.items(), key=lambda kv: kv[1])[:n]
+        return top, flat if blocks is not None else 0
+
+    def agrees(self, top, from_file):
+        """Whether the shortlisted rows read from vectors.f32 are SQLite's, byte for byte (a
+        row the cache replaced or dropped since is not compared)."""
+        cached = self.store.vectors_at([seq for _, seq, _ in top if seq <= from_file])
+        rows = flatfile.rows_at(self.store.folder, cached)
+        return all(rows.get(seq) == blob for seq, blob in cached.items())
 
     def live(self, cosines, many):
         """[(cosine, seq, key)] of the file's `many` best rows whose seq the cache still has

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import flat as flatfile
-from .cache import EmbeddingCache, marks, parts
+from .cache import BUSY_MS, EmbeddingCache, marks, parts
 from .errors import OldFormat, damaged, warn
 
 # A build writes in two steps, so that keyword search works within seconds and semantic
@@ -56,6 +56,7 @@ CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS vectors(seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT UNIQUE,
     vec BLOB, team INTEGER);
 INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
+INSERT OR IGNORE INTO meta VALUES ('flat_stamp', '');
 """
 
 
@@ -87,12 +88,13 @@ class Store(EmbeddingCache):
     def __init__(self, folder, create=False):
         self.folder = Path(folder)
         path = self.folder / "index.sqlite"
+        # a read-only index (a shared mount, a CI cache): nobody can write it either
+        self.read_only = not create and not os.access(self.folder, os.W_OK)
         try:
-            if not create and not os.access(self.folder, os.W_OK):
-                # a read-only index (a shared mount, a CI cache): nobody can write it either
+            if self.read_only:
                 self.db = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
             else:
-                self.db = sqlite3.connect(path, timeout=60)
+                self.db = sqlite3.connect(path, timeout=BUSY_MS / 1000)
                 if create:                # a writer's choice; the file keeps it
                     self.db.execute("PRAGMA journal_mode=WAL")
             if create and not self.db.execute("SELECT 1 FROM sqlite_master").fetchone():
@@ -327,8 +329,7 @@ class Store(EmbeddingCache):
             self.db.execute("UPDATE files SET sha=NULL")
             self.db.execute("UPDATE windows SET embedded=0")
             self.db.execute("DELETE FROM doomed")
-            flatfile.drop(self.folder)  # written again from the cache: --check advises this
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('flat_seq', '0')")
+            self.drop_flat()            # written again from the cache
         shutil.rmtree(self.folder / "chroma", ignore_errors=True)
         self._collection = None
 

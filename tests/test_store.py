@@ -7,9 +7,12 @@ import sqlite3
 import numpy as np
 import pytest
 
+from codebase_rag import flat as flatfile
+from codebase_rag.config import INDEX_COMMAND
 from codebase_rag.errors import OldFormat, UsageError
 from codebase_rag.folder import claim_index_folder, owned
 from codebase_rag.keywords import Fts5Keywords
+from codebase_rag.nearest import CacheScan
 from codebase_rag.store import FileIndex, IndexedChunk, Store, open_store_afresh
 
 
@@ -222,7 +225,6 @@ def many_members(store, files=20, members=20):
 def scan_agrees(store, qvec, n=3):
     """CacheScan's answer reading vectors.f32 (and SQLite for the rows above flat_seq only)
     is the one it gives without the file, and with the file cut short. Returns it."""
-    from codebase_rag.nearest import CacheScan
     read, blocks = [], store.vector_blocks
     store.vector_blocks = lambda after=0: (read.extend(r) or r for r in blocks(after))
     got = CacheScan(store).nearest(qvec, n)
@@ -237,8 +239,16 @@ def scan_agrees(store, qvec, n=3):
         assert [c for c, _ in got] == [c for c, _ in want]
         assert [d for _, d in got] == pytest.approx([d for _, d in want], abs=1e-6)
     flat.write_bytes(saved)
+    restamp(store)                            # the same bytes: as the last write left them
     store.vector_blocks = blocks
     return got
+
+
+def restamp(store):
+    """Record vectors.f32's stamp as the last write's, whatever changed it."""
+    with store.db:
+        store.db.execute("UPDATE meta SET value=? WHERE key='flat_stamp'",
+                         (flatfile.stamp(store.folder),))
 
 
 def test_each_cached_vector_is_in_the_flat_file_at_its_seq(store):
@@ -292,7 +302,8 @@ def test_a_lost_flat_file_is_read_from_sqlite_and_written_again(store):
     want = scan_agrees(store, qvec)
     (store.folder / "vectors.f32").unlink()
     store.cache_vectors([("new", vector_of("new"))])     # it notices, writes nothing
-    assert store.flat_seq() == 0 and scan_agrees(store, qvec) == want
+    assert store.readable_flat_seq() == 0 and not (store.folder / "vectors.f32").exists()
+    assert CacheScan(store).nearest(qvec, 3) == want
     store.sync_flat()
     assert flat_in_step(store) and scan_agrees(store, qvec) == want
 
@@ -305,10 +316,49 @@ def test_check_compares_the_flat_file_with_the_cache(store):
         f.seek(5 * 384 * 4)
         f.write(vector_of("wrong").tobytes())
     [problem] = flat_problems(store)
-    assert "1 of 40 sampled" in problem and "--rebuild" in problem
-    store.prepare_rebuild()
+    assert "1 of 40 sampled" in problem and problem.endswith(f"run: {INDEX_COMMAND}")
+    restamp(store)                 # damage the stamp cannot see: the sample finds it
     store.sync_flat()
     assert flat_in_step(store) and flat_problems(store) == []
+
+
+def test_a_scan_never_ranks_from_a_row_of_the_flat_file_that_the_cache_does_not_hold(store,
+                                                                                   capsys):
+    """Damage the file's stamp cannot see (a bad disk): one row made the question's own
+    vector, one made NaN. The scan finds the first among its shortlist and the second in
+    its product, answers from SQLite, and marks the file; until a writer's sync_flat makes
+    it again, nobody writes it or reads it, and flat_seq moves up over none of its rows."""
+    many_members(store)
+    qvec = vector_of("the question")
+    want = CacheScan(store).nearest(qvec, 5)
+    for row in (qvec.tobytes(), np.full(384, np.nan, dtype="<f4").tobytes()):
+        with open(store.folder / "vectors.f32", "r+b") as f:
+            f.seek(7 * 384 * 4)
+            f.write(row)
+        restamp(store)
+        got = CacheScan(store).nearest(qvec, 5)
+        assert got == want and all(0 <= d <= 2 for _, d in got)
+        assert store.meta("flat_stamp") == "damaged" and store.readable_flat_seq() == 0
+        damaged, flat = (store.folder / "vectors.f32").read_bytes(), store.flat_seq()
+        store.cache_vectors([(f"new{len(row)}", vector_of("new"))])     # alone above it
+        assert store.flat_seq() == flat and (store.folder / "vectors.f32").read_bytes() == damaged
+        store.sync_flat()
+        assert "vectors.f32: 1 of its rows differed" in capsys.readouterr().err
+        assert flat_in_step(store) and CacheScan(store).nearest(qvec, 5) == want
+
+
+def test_a_chroma_vector_unlike_the_cache_makes_chroma_afresh(store):
+    write(store, *[file_index(f"F{i}.cs", [f"M{i}_{j}" for j in range(5)]) for i in range(4)])
+    assert store.sync_vectors() is None
+    store.collection.upsert(["F2.cs#3.0"], [vector_of("wrong").tolist()], None)
+    assert "1 of 20 sampled vectors were not the cache's" in store.sync_vectors()
+    write(store)                              # every vector back from the cache
+    ids, vectors = store.collection.get()
+    keys = store.window_keys()
+    cached = store.cached_vectors(keys.values())
+    assert len(ids) == 20 and all(np.allclose(v, cached[keys[w]], atol=1e-6)
+                                  for w, v in zip(ids, vectors))
+    assert store.sync_vectors() is None
 
 
 def test_an_index_started_afresh_has_its_own_flat_file(store, tmp_path):
