@@ -6,6 +6,7 @@ part of store.Store, on its connection: see store.py for the two-step write they
 """
 import random
 import sqlite3
+import struct
 
 from . import flat as flatfile
 from .chroma import Vectors
@@ -281,12 +282,14 @@ class EmbeddingCache:
 
     def chroma_differences(self, sample):
         """The windows of a sample {window id: cache key} whose vector Chroma lacks, or holds
-        other than the embedding cache's (a damaged file of Chroma's)."""
-        import numpy as np
+        other than the embedding cache's (a damaged file of Chroma's). In plain Python: a
+        plain run that changes nothing imports no numpy (0.2 s)."""
         if not sample:
             return set()
         got, vectors = self.collection.get(list(sample))
-        cached = self.cached_vectors(set(sample.values()))
+        cached = {k: struct.unpack(f"<{len(v) // 4}f", v) for part in parts(set(sample.values()))
+                  for k, v in self.db.execute(
+                      f"SELECT key, vec FROM vectors WHERE key IN ({marks(part)})", part)}
         return set(sample) - set(got) | {
-            wid for wid, vec in zip(got, vectors) if sample[wid] in cached and not float(
-                np.dot(cached[sample[wid]], np.asarray(vec, dtype=np.float32))) >= SAME}
+            wid for wid, vec in zip(got, vectors) if sample[wid] in cached and not sum(
+                a * b for a, b in zip(cached[sample[wid]], vec)) >= SAME}
