@@ -1,23 +1,30 @@
 #!/usr/bin/env python3
-"""The team cache on a real tree: a second clone with a warm server against a cold local
-build, in the same run, with the bytes that crossed the wire and the server's disk use.
+"""The team cache on a real tree: a second clone with a warm store against a cold local
+build, for each team store (Chroma, PostgreSQL with pgvector) in the same run, with the
+windows embedded, whether the answers are the same, the bytes that crossed the wire and
+the store's disk use.
 
-    python bench/team_cache.py --repo JELLYFIN [--warm-runs 3] [--work DIR]
-                               [--out bench/RESULTS-team-cache.md]
+    python bench/team_cache.py --repo TREE [--stores chroma,postgres] [--warm-runs 3]
+                               [--work DIR] [--out bench/RESULTS-team-cache.md]
 
-Everything stays on this machine: `chroma run` listens on 127.0.0.1, behind a small
-counting proxy (also on 127.0.0.1) that measures the bytes each build sends and receives.
+Everything stays on this machine: `chroma run` and PostgreSQL (the pgserver wheel's, with
+pgvector, as the tests start it) listen on 127.0.0.1, each behind a small counting proxy
+(also on 127.0.0.1) that measures the bytes each build sends and receives.
 Steps, each on a fresh copy of the repo with no index and no model export:
-  1. a cold local build (no server): the baseline;
-  2. a first clone with --server: embeds everything, fills the server;
-  3. WARM_RUNS second clones with --server: take the vectors from the server.
+  1. a cold local build (no server): the baseline, and its answers to QUESTIONS;
+  2. for each store: a first clone with --server embeds everything and fills the store;
+  3. then WARM_RUNS second clones with --server take the vectors from it; each one's
+     answers to QUESTIONS are compared with the cold build's.
+The section for these stores in --out is rewritten; the rest of the file is kept.
 """
 import argparse
 import http.client
 import http.server
+import json
 import re
 import shutil
 import socket
+import socketserver
 import statistics
 import subprocess
 import sys
@@ -29,7 +36,18 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
 import speed  # noqa: E402
+from team_proxy import PostgresServer  # noqa: E402
+
+QUESTIONS = [                 # werkzeug's; any tree answers them with something
+    "how are cookies parsed from a request header?",
+    "where does the router match a URL against its rules?",
+    "how are multipart form uploads parsed into files?",
+    "what answers an HTTP range request?",
+    "how does the interactive debugger evaluate code in a frame?",
+    "check whether a password matches its salted hash",
+]
 
 
 def free_port():
@@ -85,6 +103,49 @@ class Forward(http.server.BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = relay
 
 
+class CountingRelay(socketserver.ThreadingTCPServer):
+    """Forwards TCP to the PostgreSQL server and counts the bytes each way."""
+    daemon_threads = True
+
+    def __init__(self, upstream_port):
+        self.upstream_port, self.sent, self.received = upstream_port, 0, 0
+        self.count_lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), Relay)
+        self.port = self.server_address[1]
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    reset = CountingProxy.reset
+
+    def count(self, sent=0, received=0):
+        with self.count_lock:
+            self.sent += sent
+            self.received += received
+
+
+class Relay(socketserver.BaseRequestHandler):
+    def handle(self):
+        up = socket.create_connection(("127.0.0.1", self.server.upstream_port))
+
+        def pump(src, dst, outgoing):
+            try:
+                while block := src.recv(1 << 16):
+                    dst.sendall(block)
+                    self.server.count(**{"sent" if outgoing else "received": len(block)})
+            except OSError:
+                pass
+            finally:
+                for sock in (src, dst):
+                    try:
+                        sock.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+        back = threading.Thread(target=pump, args=(up, self.request, False), daemon=True)
+        back.start()
+        pump(self.request, up, True)
+        back.join()
+        up.close()
+
+
 def start_chroma(folder, port):
     proc = subprocess.Popen([str(Path(sys.executable).parent / "chroma"), "run", "--path",
                              str(folder), "--host", "127.0.0.1", "--port", str(port)],
@@ -100,7 +161,7 @@ def start_chroma(folder, port):
 
 
 def build(code, tree, server=None):
-    """(wall seconds, peak MB, summary line) of one first build of tree."""
+    """(wall seconds, peak MB, summary line, answers) of one first build of tree."""
     cmd = [sys.executable, str(code / "index.py"), "--source", str(tree), "-q"]
     cmd += ["--server", server] if server else []
     with tempfile.NamedTemporaryFile(suffix=".time") as tf:
@@ -114,7 +175,13 @@ def build(code, tree, server=None):
     warnings = [line for line in done.stderr.splitlines() if "team cache" in line]
     if warnings:
         raise speed.Failed(f"the build warned: {warnings[0]}")
-    return wall, peak, done.stdout.strip().splitlines()[-1]
+    asked = subprocess.run([sys.executable, str(code / "query.py"), "--db",
+                            str(tree / ".codebase-rag"), "--batch", "-", "-k", "10"],
+                           input="\n".join(QUESTIONS) + "\n", env=speed.child_env(),
+                           capture_output=True, text=True, check=True)
+    answers = [[(r["file"], r["start_line"], r["distance"]) for r in json.loads(line)]
+               for line in asked.stdout.splitlines()]
+    return wall, peak, done.stdout.strip().splitlines()[-1], answers
 
 
 def windows_embedded(line):
@@ -126,9 +193,19 @@ def du(folder):
     return sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file())
 
 
+def start_postgres():
+    """(server, its address behind a counting relay, relay)."""
+    server = PostgresServer().start()
+    db = server.database("team")
+    relay = CountingRelay(server.port)
+    return server, server.url(db, port=relay.port), relay
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--repo", required=True, type=Path, help="the tree to clone (jellyfin)")
+    p.add_argument("--repo", required=True, type=Path, help="the tree to clone")
+    p.add_argument("--stores", default="chroma,postgres",
+                   help="team stores to measure, in order (chroma, postgres)")
     p.add_argument("--warm-runs", type=int, default=3)
     p.add_argument("--work", type=Path, help="scratch folder (default: a temp dir)")
     p.add_argument("--out", type=Path, default=HERE / "RESULTS-team-cache.md")
@@ -136,68 +213,109 @@ def main():
     work = args.work or Path(tempfile.mkdtemp(prefix="rag-team-"))
     work.mkdir(parents=True, exist_ok=True)
     code = speed.snapshot(work / "code")
-    started = time.time()
-    data = work / "server"
-    shutil.rmtree(data, ignore_errors=True)
-    port = free_port()
-    chroma = start_chroma(data, port)
-    proxy = CountingProxy(port)
-    try:
-        speed.log("cold local build (no server)")
-        cold = build(code, speed.fresh_copy(args.repo, work / "cold"))
-        speed.log(f"  {cold}")
-        speed.log("first clone, fills the server")
-        fill = build(code, speed.fresh_copy(args.repo, work / "fill"), proxy.url)
-        fill_bytes = proxy.reset()
-        speed.log(f"  {fill} {fill_bytes}")
-        warm, warm_bytes = [], []
-        for run in range(args.warm_runs):
-            speed.log(f"second clone, warm server, run {run + 1}/{args.warm_runs}")
-            warm.append(build(code, speed.fresh_copy(args.repo, work / "warm"), proxy.url))
-            warm_bytes.append(proxy.reset())
-            speed.log(f"  {warm[-1]} {warm_bytes[-1]}")
-    finally:
-        proxy.shutdown()
-        chroma.kill()
-        chroma.wait()
-    disk = du(data)
-    windows = windows_embedded(fill[2])
-    write(args, cold, fill, fill_bytes, warm, warm_bytes, disk, windows, started)
+    started, machine = time.time(), speed.machine()
+    speed.log("cold local build (no server)")
+    cold = build(code, speed.fresh_copy(args.repo, work / "cold"))
+    speed.log(f"  {cold[:3]}")
+    rows = {}
+    for name in args.stores.split(","):
+        if name == "chroma":
+            data = work / "chroma"
+            shutil.rmtree(data, ignore_errors=True)
+            port = free_port()
+            server = start_chroma(data, port)
+            counter = CountingProxy(port)
+            url = counter.url
+        else:
+            server, url, counter = start_postgres()
+        try:
+            speed.log(f"{name}: first clone, fills the store")
+            fill = build(code, speed.fresh_copy(args.repo, work / "fill"), url)
+            fill_bytes = counter.reset()
+            speed.log(f"  {fill[:3]} {fill_bytes}")
+            warm, warm_bytes = [], []
+            for run in range(args.warm_runs):
+                speed.log(f"{name}: second clone, warm store, run {run + 1}/{args.warm_runs}")
+                warm.append(build(code, speed.fresh_copy(args.repo, work / "warm"), url))
+                warm_bytes.append(counter.reset())
+                speed.log(f"  {warm[-1][:3]} {warm_bytes[-1]}")
+            if name == "chroma":
+                disk = du(data)
+            else:
+                [[disk]] = server.sql("SELECT pg_total_relation_size('codebase_rag_vectors')",
+                                      db="team")
+        finally:
+            counter.shutdown()
+            if name == "chroma":
+                server.kill()
+                server.wait()
+            else:
+                server.remove()
+        rows[name] = (fill, fill_bytes, warm, warm_bytes, disk)
+    write(args, machine, cold, rows, started)
     print(args.out.read_text())
 
 
-def write(args, cold, fill, fill_bytes, warm, warm_bytes, disk, windows, started):
-    warm_wall = statistics.median(w[0] for w in warm)
+STORE_NAMES = {"chroma": "Chroma (`chroma run`)",
+               "postgres": "PostgreSQL 16 with pgvector 0.6 (the pgserver wheel's)"}
+
+
+def write(args, machine, cold, rows, started):
     mb = 1024 * 1024
+    title = f"## Stores side by side: {', '.join(rows)}"
     lines = [
-        "# Team cache", "",
+        title, "",
         f"Generated by `python bench/team_cache.py {' '.join(sys.argv[1:])}` on "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))} "
         f"({(time.time() - started) / 60:.0f} min).", "",
-        f"- machine: {speed.machine()}",
+        f"- machine: {machine}",
         f"- code: {speed.git_state().split(';')[0]}; default precision (auto); repo "
-        f"`{args.repo}`; server: `chroma run` on 127.0.0.1 behind a counting proxy on "
-        f"127.0.0.1 (nothing leaves this machine)",
+        f"`{args.repo}`; stores: {'; '.join(STORE_NAMES[n] for n in rows)}, each on 127.0.0.1 "
+        f"behind a counting proxy on 127.0.0.1 (nothing leaves this machine)",
         f"- every build starts from a fresh copy with no index and no model export; warm: "
-        f"median of {len(warm)} runs (min-max in brackets)", "",
-        "| build | wall | vs cold local | peak RSS | sent | received | summary line |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-        f"| cold local (no server) | {cold[0]:.0f} s | 1.00x | {cold[1]:.0f} MB | - | - | "
-        f"`{cold[2]}` |",
-        f"| first clone (fills the server) | {fill[0]:.0f} s | {cold[0] / fill[0]:.2f}x | "
-        f"{fill[1]:.0f} MB | {fill_bytes[0] / mb:.1f} MB | {fill_bytes[1] / mb:.1f} MB | "
-        f"`{fill[2]}` |",
-        f"| second clone, warm server | {warm_wall:.1f} s ({min(w[0] for w in warm):.1f}-"
-        f"{max(w[0] for w in warm):.1f}) | **{cold[0] / warm_wall:.1f}x** | "
-        f"{statistics.median(w[1] for w in warm):.0f} MB | "
-        f"{statistics.median(b[0] for b in warm_bytes) / mb:.1f} MB | "
-        f"{statistics.median(b[1] for b in warm_bytes) / mb:.1f} MB | `{warm[-1][2]}` |", "",
-        f"Server disk after the first clone: {disk / mb:.0f} MB for {windows:,} windows, "
-        f"**{disk / mb / max(windows, 1) * 10000:.0f} MB per 10k windows**.",
-        f"Target: warm second clone ≥ 10x faster than the cold local build: "
-        f"{'**pass**' if cold[0] / warm_wall >= 10 else '**FAIL**'}.",
+        f"median of {args.warm_runs} runs (min-max in brackets); same answers: the top 10 "
+        f"(file, line, distance) of {len(QUESTIONS)} questions, against the cold build's", "",
+        "| build | wall | vs cold local | windows embedded | same answers | sent | received "
+        "| summary line |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"| cold local (no server) | {cold[0]:.1f} s | 1.00x | {embedded(cold[2]):,} | - | - "
+        f"| - | `{cold[2]}` |",
     ]
-    args.out.write_text("\n".join(lines) + "\n")
+    for name, (fill, fill_bytes, warm, warm_bytes, disk) in rows.items():
+        walls = [w[0] for w in warm]
+        wall = statistics.median(walls)
+        same = sum(all(w[3][i] == cold[3][i] for w in warm) for i in range(len(QUESTIONS)))
+        lines += [
+            f"| {name}: first clone (fills the store) | {fill[0]:.1f} s | "
+            f"{cold[0] / fill[0]:.2f}x | {embedded(fill[2]):,} | "
+            f"{sum(fill[3][i] == cold[3][i] for i in range(len(QUESTIONS)))} of "
+            f"{len(QUESTIONS)} | {fill_bytes[0] / mb:.1f} MB | {fill_bytes[1] / mb:.1f} MB | "
+            f"`{fill[2]}` |",
+            f"| {name}: second clone, warm store | {wall:.1f} s ({min(walls):.1f}-"
+            f"{max(walls):.1f}) | **{cold[0] / wall:.1f}x** | "
+            f"{max(embedded(w[2]) for w in warm):,} (most of {len(warm)}) | {same} of "
+            f"{len(QUESTIONS)} | {statistics.median(b[0] for b in warm_bytes) / mb:.1f} MB | "
+            f"{statistics.median(b[1] for b in warm_bytes) / mb:.1f} MB | `{warm[-1][2]}` |",
+        ]
+    lines += [""] + [f"{name} disk after the first clone: {rows[name][4] / mb:.1f} MB for "
+                     f"{windows_embedded(rows[name][0][2]):,} windows." for name in rows]
+    if {"chroma", "postgres"} <= set(rows):
+        c, p = (statistics.median(w[0] for w in rows[n][2]) for n in ("chroma", "postgres"))
+        lines.append(f"Warm second clone: PostgreSQL {p:.1f} s, Chroma {c:.1f} s (PostgreSQL "
+                     f"takes {p / c:.2f}x Chroma's time).")
+    section = "\n".join(lines) + "\n"
+    old = args.out.read_text() if args.out.exists() else "# Team cache\n"
+    if title in old:                      # replace this section, keep the others
+        before, _, after = old.partition(title)
+        after = after[after.index("\n## "):] if "\n## " in after else ""
+        text = before + section + after
+    else:
+        text = old.rstrip("\n") + "\n\n" + section
+    args.out.write_text(text)
+
+
+def embedded(line):
+    return int(re.search(r"([\d,]+) windows embedded", line).group(1).replace(",", ""))
 
 
 if __name__ == "__main__":

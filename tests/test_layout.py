@@ -17,6 +17,7 @@ RANK = {
     "chunkers.typescript": 2, "text": 2,
     "export": 3, "chroma": 3, "flat": 3, "cache": 3.5, "embed": 4,
     "store": 4, "lock": 4, "remote": 4,
+    "team_wire": 3, "team_chroma": 3.5, "team_postgres": 3.5,
     "nearest": 5, "keywords": 5, "check": 5, "search": 5.5, "render": 5, "hook": 5,
     "indexer": 6, "runs": 7, "fresh": 7, "reader": 8, "mcp_handshake": 8.5, "mcp_server": 9,
 }

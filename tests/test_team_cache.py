@@ -1,8 +1,9 @@
-"""The team cache: a real Chroma server (`chroma run`, from the chromadb wheel) on a free
-loopback port, shared by clones of the sample tree. A clone takes what a teammate embedded;
-every fault of the server is one warning and a build that completes locally."""
+"""The team cache: a real Chroma server (`chroma run`, from the chromadb wheel) and a real
+PostgreSQL with pgvector (from the pgserver wheel), each on a free loopback port, shared by
+clones of the sample tree. A clone takes what a teammate embedded; every fault of the server
+is one warning and a build that completes locally. The tests of what a store must guarantee
+run on both rows of remote.STORES (the `store` fixture)."""
 import json
-import os
 import re
 import shutil
 import socket
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE, assert_same_index
-from team_proxy import Drip, Proxy
+from team_proxy import Drip, PgProxy, PostgresServer, Proxy
 
 QUESTION = "how does the energy system refill timers?"
 WINDOWS = 62                  # the sample's windows: 42 of code, 20 of members' signatures
@@ -67,6 +68,87 @@ def server(tmp_path):
     srv.stop()
 
 
+class ChromaRow:
+    """The Chroma store, as the tests of both rows see it."""
+    name = "chroma"
+
+    def __init__(self, tmp_path):
+        self.server = ChromaServer(tmp_path / "server").start()
+        self.url = self.server.url
+
+    def hostile(self, **kw):
+        """The address of a proxy in front of it (team_proxy.Proxy's arguments)."""
+        return Proxy(self.url, **kw).url
+
+    def records(self):
+        """[(id, vector, HMAC or None)] of every record it holds."""
+        got = self.server.collection().get(include=["embeddings", "metadatas"])
+        return [(i, list(v), (m or {}).get("mac"))
+                for i, v, m in zip(got["ids"], got["embeddings"], got["metadatas"])]
+
+    def collections(self):
+        import chromadb
+        return [c.name for c in chromadb.HttpClient(host="127.0.0.1", port=self.server.port)
+                .list_collections()]
+
+    def guarded(self, user, password):
+        """An address (without credentials) that takes only these."""
+        return Proxy(self.url, basic=f"{user}:{password}").url
+
+    def nowhere(self):
+        """An address of this kind where nothing listens."""
+        return f"http://127.0.0.1:{free_port()}"
+
+    def kill(self):
+        self.server.stop()
+
+    stop = kill
+
+
+class PostgresRow:
+    """The PostgreSQL store: a database of a server of its own."""
+    name = "postgres"
+
+    def __init__(self, tmp_path):
+        self.server = PostgresServer().start()
+        self.db = self.server.database("team")
+        self.url = self.server.url(self.db)
+
+    def hostile(self, **kw):
+        """The address of a proxy in front of it (team_proxy.PgProxy's arguments)."""
+        return self.server.url(self.db, port=PgProxy(self.server.port, **kw).port)
+
+    def records(self):
+        return [(i, json.loads(v), m) for i, v, m in self.server.sql(
+            "SELECT id, embedding::text, mac FROM codebase_rag_vectors", db=self.db)]
+
+    def collections(self):
+        return [n for [n] in self.server.sql("SELECT name FROM codebase_rag_identities",
+                                             db=self.db)]
+
+    def guarded(self, user, password):
+        self.server.sql(f"CREATE ROLE {user} LOGIN PASSWORD '{password}'")
+        self.server.sql(f"ALTER DATABASE {self.db} OWNER TO {user}")
+        self.server.sql("CREATE EXTENSION vector", db=self.db)      # a superuser's to make
+        return f"postgresql://127.0.0.1:{self.server.port}/{self.db}"
+
+    def nowhere(self):
+        return self.server.url(self.db, port=free_port())
+
+    def kill(self):
+        self.server.stop()
+
+    def stop(self):
+        self.server.remove()
+
+
+@pytest.fixture(params=[ChromaRow, PostgresRow], ids=["chroma", "postgres"])
+def store(request, tmp_path):
+    row = request.param(tmp_path)
+    yield row
+    row.stop()
+
+
 def clone(tmp_path, name):
     tree = tmp_path / name
     shutil.copytree(SAMPLE, tree, ignore=shutil.ignore_patterns(".codebase-rag"))
@@ -87,11 +169,11 @@ def warnings(proc):
 
 
 # ----------------------------------------------------------------------------- sharing
-def test_a_second_clone_embeds_nothing_a_teammate_embedded(cli, server, tmp_path):
+def test_a_second_clone_embeds_nothing_a_teammate_embedded(cli, store, tmp_path):
     first, second = clone(tmp_path, "first"), clone(tmp_path, "second")
-    one = build(cli, first, tmp_path / "db1", server.url)
-    assert embedded(one) == WINDOWS and server.collection().count() == WINDOWS
-    two = build(cli, second, tmp_path / "db2", server.url)
+    one = build(cli, first, tmp_path / "db1", store.url)
+    assert embedded(one) == WINDOWS and len(store.records()) == WINDOWS
+    two = build(cli, second, tmp_path / "db2", store.url)
     assert embedded(two) == 0 and f"{WINDOWS} from the team cache" in two.stdout, two.stdout
     assert warnings(two) == []
     assert f"{WINDOWS} windows of the last build came from the team cache" in \
@@ -113,19 +195,37 @@ def test_only_vectors_cross_the_network(cli, server, tmp_path):
     assert identity["model"].endswith("all-MiniLM-L6-v2") and identity["dim"] == 384
 
 
-def test_push_only_warms_the_cache_and_keeps_no_index(cli, server, tmp_path):
+def test_the_postgres_table_holds_vectors_a_team_can_search(cli, tmp_path):
+    row = PostgresRow(tmp_path)
+    try:
+        build(cli, clone(tmp_path, "first"), tmp_path / "db1", row.url)
+        columns = row.server.sql("SELECT column_name, format_type(atttypid, atttypmod) FROM "
+                                 "information_schema.columns JOIN pg_attribute ON attrelid = "
+                                 "'codebase_rag_vectors'::regclass AND attname = column_name "
+                                 "WHERE table_name = 'codebase_rag_vectors'", db=row.db)
+        assert sorted(columns) == [["collection", "text"], ["embedding", "vector(384)"],
+                                   ["id", "text"], ["mac", "text"]]          # no text, no path
+        [(some, vector, _)] = row.records()[:1]
+        [[nearest]] = row.server.sql("SELECT id FROM codebase_rag_vectors ORDER BY embedding "
+                                     "<=> CAST(:v AS vector) LIMIT 1", db=row.db, v=str(vector))
+        assert nearest == some and len(some) == 40
+    finally:
+        row.stop()
+
+
+def test_push_only_warms_the_cache_and_keeps_no_index(cli, store, tmp_path):
     tree = clone(tmp_path, "ci")
-    pushed = cli.run("index.py", "--source", tree, "--server", server.url, "--push-only")
+    pushed = cli.run("index.py", "--source", tree, "--server", store.url, "--push-only")
     assert "pushed" in pushed.stdout and "no local index kept" in pushed.stdout
-    assert not (tree / ".codebase-rag").exists() and server.collection().count() == WINDOWS
-    assert embedded(build(cli, clone(tmp_path, "dev"), tmp_path / "db", server.url)) == 0
+    assert not (tree / ".codebase-rag").exists() and len(store.records()) == WINDOWS
+    assert embedded(build(cli, clone(tmp_path, "dev"), tmp_path / "db", store.url)) == 0
 
 
-def test_two_builds_against_one_server_at_once(cli, server, tmp_path):
+def test_two_builds_against_one_server_at_once(cli, store, tmp_path):
     trees = [clone(tmp_path, f"clone{i}") for i in range(2)]
     procs = [subprocess.Popen([sys.executable, str(Path(__file__).parents[1] / "index.py"),
                                "--source", str(t), "--db", str(tmp_path / f"db{i}"), "--server",
-                               server.url], env=cli.env, stdout=subprocess.PIPE,
+                               store.url], env=cli.env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
              for i, t in enumerate(trees)]
     for p in procs:
@@ -134,11 +234,11 @@ def test_two_builds_against_one_server_at_once(cli, server, tmp_path):
     cli.index(trees[0], fresh)
     for i in range(2):
         assert_same_index(tmp_path / f"db{i}", fresh)
-    assert server.collection().count() == WINDOWS
+    assert len(store.records()) == WINDOWS
 
 
 # ----------------------------------------------------------------------------- faults
-def test_a_server_killed_mid_build_leaves_a_complete_local_index(cli, server, tmp_path):
+def test_a_server_killed_mid_build_leaves_a_complete_local_index(cli, store, tmp_path):
     tree = clone(tmp_path, "tree")
     for i in range(60):
         (tree / f"Extra{i}.cs").write_text(
@@ -146,19 +246,19 @@ def test_a_server_killed_mid_build_leaves_a_complete_local_index(cli, server, tm
                                               for j in range(6)) + "}\n")
     db = tmp_path / "db"
     proc = subprocess.Popen([sys.executable, str(Path(__file__).parents[1] / "index.py"),
-                             "--source", str(tree), "--db", str(db), "--server", server.url],
+                             "--source", str(tree), "--db", str(db), "--server", store.url],
                             env={**cli.env, "CODEBASE_RAG_FLUSH": "16",
                                  "CODEBASE_RAG_SERVER_TIMEOUT": "3"},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:               # kill it once uploads have begun
         try:
-            if server.collection().count() > 0:
+            if store.records():
                 break
         except Exception:
             pass
         time.sleep(0.2)
-    server.stop()
+    store.kill()
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
     assert len([line for line in err.splitlines() if "team cache" in line]) == 1, err
@@ -179,9 +279,8 @@ def test_a_bad_token_is_one_clear_line(cli, server, tmp_path):
     assert warnings(good) == [] and server.collection().count() == WINDOWS
 
 
-def test_a_slow_server_never_hangs_a_build(cli, server, tmp_path):
-    slow = Proxy(server.url, delay=4)
-    proc = build(cli, clone(tmp_path, "tree"), tmp_path / "db", slow.url,
+def test_a_slow_server_never_hangs_a_build(cli, store, tmp_path):
+    proc = build(cli, clone(tmp_path, "tree"), tmp_path / "db", store.hostile(delay=4),
                  CODEBASE_RAG_SERVER_TIMEOUT="1")
     [line] = warnings(proc)
     assert "timed out" in line.lower() or "timeout" in line.lower(), line
@@ -249,9 +348,9 @@ def swap_one(n, got):
     return got
 
 
-def test_non_finite_and_scaled_vectors_are_refused_before_they_are_cached(cli, server,
+def test_non_finite_and_scaled_vectors_are_refused_before_they_are_cached(cli, store,
                                                                         tmp_path):
-    fill(cli, tmp_path, server.url)
+    fill(cli, tmp_path, store.url)
 
     def bad(n, got):
         vectors = got["embeddings"]
@@ -261,7 +360,7 @@ def test_non_finite_and_scaled_vectors_are_refused_before_they_are_cached(cli, s
         vectors[3] = [x * 1.01 for x in vectors[3]]
         return got
     tree, db = clone(tmp_path, "second"), tmp_path / "db2"
-    proc = build(cli, tree, db, Proxy(server.url, corrupt=bad).url)
+    proc = build(cli, tree, db, store.hostile(corrupt=bad))
     [line] = warnings(proc)
     assert "dropped 4 records" in line and "2 not finite" in line, line
     assert "2 not of unit length" in line and embedded(proc) == 4
@@ -270,12 +369,11 @@ def test_non_finite_and_scaled_vectors_are_refused_before_they_are_cached(cli, s
     assert_same_index(db, fresh_build(cli, tree, tmp_path))
 
 
-def test_with_a_key_no_poisoned_record_reaches_the_index(cli, server, tmp_path):
-    fill(cli, tmp_path, server.url, CODEBASE_RAG_SERVER_KEY=KEY)
-    got = server.collection().get(include=["metadatas"])
-    assert all(len(m["mac"]) == 64 for m in got["metadatas"])
+def test_with_a_key_no_poisoned_record_reaches_the_index(cli, store, tmp_path):
+    fill(cli, tmp_path, store.url, CODEBASE_RAG_SERVER_KEY=KEY)
+    assert all(len(mac) == 64 for _, _, mac in store.records())
     tree, db = clone(tmp_path, "second"), tmp_path / "db2"
-    proc = build(cli, tree, db, Proxy(server.url, corrupt=swap_one).url,
+    proc = build(cli, tree, db, store.hostile(corrupt=swap_one),
                  CODEBASE_RAG_SERVER_KEY=KEY, CODEBASE_RAG_SERVER_SAMPLE="0")
     [line] = warnings(proc)
     assert "dropped 1 records" in line and "failed the key check" in line, line
@@ -285,17 +383,15 @@ def test_with_a_key_no_poisoned_record_reaches_the_index(cli, server, tmp_path):
         cli.run("index.py", "--db", db, "--status").stdout
 
 
-def test_a_clone_with_another_key_never_evicts_the_teams_records(cli, server, tmp_path):
-    fill(cli, tmp_path, server.url, CODEBASE_RAG_SERVER_KEY=KEY)
-    other = build(cli, clone(tmp_path, "other"), tmp_path / "db2", server.url,
+def test_a_clone_with_another_key_never_evicts_the_teams_records(cli, store, tmp_path):
+    fill(cli, tmp_path, store.url, CODEBASE_RAG_SERVER_KEY=KEY)
+    other = build(cli, clone(tmp_path, "other"), tmp_path / "db2", store.url,
                   CODEBASE_RAG_SERVER_KEY="another key")
     assert warnings(other) == [] and embedded(other) == WINDOWS     # a collection of its own
-    team = build(cli, clone(tmp_path, "team"), tmp_path / "db3", server.url,
+    team = build(cli, clone(tmp_path, "team"), tmp_path / "db3", store.url,
                  CODEBASE_RAG_SERVER_KEY=KEY)
     assert warnings(team) == [] and embedded(team) == 0, team.stderr
-    import chromadb
-    names = [c.name for c in chromadb.HttpClient(host="127.0.0.1",
-                                                 port=server.port).list_collections()]
+    names = store.collections()
     assert len(names) == 2 and not any("secret" in n or "another" in n for n in names)
 
 
@@ -352,8 +448,8 @@ def test_an_index_from_before_the_origin_table_keeps_working(cli, server, tmp_pa
     assert_same_index(db, fresh_build(cli, tree, tmp_path))
 
 
-def test_null_string_and_unasked_records_are_one_warning(cli, server, tmp_path):
-    fill(cli, tmp_path, server.url)
+def test_null_string_and_unasked_records_are_one_warning(cli, store, tmp_path):
+    fill(cli, tmp_path, store.url)
 
     def odd(n, got):
         got["embeddings"][0] = None
@@ -363,7 +459,7 @@ def test_null_string_and_unasked_records_are_one_warning(cli, server, tmp_path):
         got["embeddings"].append(got["embeddings"][2])
         return got
     tree, db = clone(tmp_path, "second"), tmp_path / "db2"
-    proc = build(cli, tree, db, Proxy(server.url, corrupt=odd).url)
+    proc = build(cli, tree, db, store.hostile(corrupt=odd))
     [line] = warnings(proc)
     assert "dropped 4 records" in line and "2 not a list of numbers" in line, line
     assert "1 not asked for" in line and "1 not finite" in line and embedded(proc) == 3
@@ -374,8 +470,7 @@ def test_null_string_and_unasked_records_are_one_warning(cli, server, tmp_path):
     (lambda n, got: b"\x00<html>garbage", "not JSON"),
     (lambda n, got: {"ids": ["a"], "embeddings": 5}, "malformed"),
     (lambda n, got: {"ids": "abc"}, "malformed"),
-    (lambda n, got: json.dumps({**got, "pad": "x" * (17 << 20)}).encode(), "larger than 16 MB"),
-], ids=["garbage", "not-a-list", "ids-not-a-list", "oversized"])
+], ids=["garbage", "not-a-list", "ids-not-a-list"])
 def test_a_broken_answer_is_one_warning(cli, server, tmp_path, answer, says):
     proc = build(cli, clone(tmp_path, "tree"), tmp_path / "db",
                  Proxy(server.url, corrupt=answer).url)
@@ -383,10 +478,29 @@ def test_a_broken_answer_is_one_warning(cli, server, tmp_path, answer, says):
     assert says in line and embedded(proc) == WINDOWS, line
 
 
-def test_a_dripping_server_is_cut_off_at_the_deadline(cli, server, tmp_path):
-    drip = Proxy(server.url, corrupt=lambda n, got: Drip(json.dumps(got).encode()))
+def test_an_answer_not_in_the_protocol_is_one_warning(cli, store, tmp_path):
+    proc = build(cli, clone(tmp_path, "tree"), tmp_path / "db",
+                 store.hostile(corrupt=lambda n, got: b"\x00<html>garbage"))
+    [line] = warnings(proc)
+    says = {"chroma": "not JSON", "postgres": "not PostgreSQL's protocol"}[store.name]
+    assert says in line and embedded(proc) == WINDOWS, line
+
+
+@pytest.mark.parametrize("pad", [17 << 20, 40_000], ids=["one-huge-part", "many-parts"])
+def test_an_answer_over_16_mb_is_cut_off(cli, store, tmp_path, pad):
+    """One part over the cap (a JSON field, a table row), or many under it that add up."""
+    def oversized(n, got):
+        return {**got, "pad": "x" * pad} if pad > 16 << 20 else \
+            {**got, "ids": [f"{i:040x}" for i in range(500)], "embeddings": ["x" * pad] * 500}
+    proc = build(cli, clone(tmp_path, "tree"), tmp_path / "db", store.hostile(corrupt=oversized))
+    [line] = warnings(proc)
+    assert "larger than 16 MB" in line and embedded(proc) == WINDOWS, line
+
+
+def test_a_dripping_server_is_cut_off_at_the_deadline(cli, store, tmp_path):
+    drip = store.hostile(corrupt=lambda n, got: Drip(got))
     started = time.monotonic()
-    proc = build(cli, clone(tmp_path, "tree"), tmp_path / "db", drip.url,
+    proc = build(cli, clone(tmp_path, "tree"), tmp_path / "db", drip,
                  CODEBASE_RAG_SERVER_TIMEOUT="2")
     took = time.monotonic() - started
     [line] = warnings(proc)
@@ -409,13 +523,12 @@ def detached_argv(db, timeout=20):
     raise AssertionError("no detached build found")
 
 
-def test_credentials_in_the_url_are_used_and_never_shown(cli, server, tmp_path):
-    guarded = Proxy(server.url, basic="alice:s3cret-pw")
-    with_creds = guarded.url.replace("http://", "http://alice:s3cret-pw@")
+def test_credentials_in_the_url_are_used_and_never_shown(cli, store, tmp_path):
+    guarded = store.guarded("alice", "s3cret-pw")
+    with_creds = guarded.replace("://", "://alice:s3cret-pw@")
     proc = build(cli, clone(tmp_path, "tree"), tmp_path / "db", with_creds)
-    assert warnings(proc) == [] and server.collection().count() == WINDOWS
-    assert guarded.seen[-1].startswith("Basic ")
-    wrong = guarded.url.replace("http://", "http://alice:wrong-pw@")
+    assert warnings(proc) == [] and len(store.records()) == WINDOWS
+    wrong = guarded.replace("://", "://alice:wrong-pw@")
     bad = build(cli, clone(tmp_path, "other"), tmp_path / "bad", wrong)
     [line] = warnings(bad)
     assert "refused" in line and "wrong-pw" not in bad.stderr + bad.stdout
@@ -428,7 +541,7 @@ def test_credentials_in_the_url_are_used_and_never_shown(cli, server, tmp_path):
     cli.run("index.py", "--source", tree, "--db", db, "--background", "--server", wrong,
             env={"CODEBASE_RAG_SERVER_TOKEN": ""})
     pid, argv = detached_argv(db)
-    assert "wrong-pw" not in argv and guarded.url.split("//")[1] not in argv, argv
+    assert "wrong-pw" not in argv and guarded.split("//")[1] not in argv, argv
     while Path(f"/proc/{pid}").exists():
         time.sleep(0.1)
     log = (db / "build.log").read_text()
@@ -436,14 +549,14 @@ def test_credentials_in_the_url_are_used_and_never_shown(cli, server, tmp_path):
     assert "wrong-pw" not in cli.run("index.py", "--db", db, "--status").stdout
 
 
-def test_push_only_to_an_unreachable_or_broken_server_fails(cli, server, tmp_path):
+def test_push_only_to_an_unreachable_or_broken_server_fails(cli, store, tmp_path):
     tree = clone(tmp_path, "ci")
-    down = cli.run("index.py", "--source", tree, "--server", f"http://127.0.0.1:{free_port()}",
-                   "--push-only", check=False)
+    down = cli.run("index.py", "--source", tree, "--server", store.nowhere(), "--push-only",
+                   check=False)
     assert down.returncode == 2 and "pushed" not in down.stdout, down.stdout
     assert len(down.stderr.splitlines()) == 1 and "nothing pushed" in down.stderr, down.stderr
-    broken = Proxy(server.url, corrupt=lambda n, got: b"garbage")
-    proc = cli.run("index.py", "--source", tree, "--server", broken.url, "--push-only",
+    broken = store.hostile(corrupt=lambda n, got: b"garbage")
+    proc = cli.run("index.py", "--source", tree, "--server", broken, "--push-only",
                    check=False)
     assert proc.returncode == 2 and "pushed" not in proc.stdout, proc.stdout
     assert "not everything reached the team cache" in proc.stderr.splitlines()[-1]
