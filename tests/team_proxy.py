@@ -117,10 +117,11 @@ class PostgresServer:
     """A real PostgreSQL with the real pgvector, from the pgserver wheel, in a folder
     of its own: TCP on 127.0.0.1 (scram-sha-256, user postgres, password PG_PASSWORD) and a
     Unix socket in that folder (trusted, for the tests' own queries). Postgres refuses to
-    run as root: as root, it runs as nobody."""
+    run as root: as root, it runs as nobody. settings: more of postgres's -c settings.
+    install: another PostgreSQL's folder of bin/ (Debian's has TLS, and no pgvector)."""
 
-    def __init__(self):
-        self.port = free_port()
+    def __init__(self, install=None, **settings):
+        self.port, self.settings = free_port(), settings
         self.folder = Path(tempfile.mkdtemp(prefix="codebase-rag-pg-"))
         self.as_user, self.proc = {}, None
         if os.getuid() == 0:
@@ -128,7 +129,8 @@ class PostgresServer:
             self.as_user = dict(user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[])
             os.chown(self.folder, nobody.pw_uid, nobody.pw_gid)
         # the wheel's binaries, found without importing its Python side
-        self.install = Path(importlib.util.find_spec("pgserver").origin).parent / "pginstall"
+        self.install = Path(install or Path(importlib.util.find_spec("pgserver").origin).parent
+                            / "pginstall")
         if self.as_user and not all(p.stat().st_mode & 0o001 for p in self.install.parents):
             # a folder above the wheel is closed to nobody: run a copy from its own folder
             self.install = Path(shutil.copytree(self.install, self.folder / "pginstall",
@@ -138,8 +140,7 @@ class PostgresServer:
     def start(self):
         data, secret = self.folder / "data", self.folder / "password"
         secret.write_text(PG_PASSWORD)
-        if self.as_user:
-            os.chown(secret, self.as_user["user"], self.as_user["group"])
+        self.own(secret)
         subprocess.run([str(self.install / "bin" / "initdb"), "-D", str(data), "-U", "postgres",
                         "--auth-local=trust", "--auth-host=scram-sha-256",
                         f"--pwfile={secret}", "-E", "UTF8", "--no-sync", "--no-instructions"],
@@ -147,7 +148,8 @@ class PostgresServer:
         self.proc = subprocess.Popen(
             [str(self.install / "bin" / "postgres"), "-D", str(data), "-k", str(self.folder),
              "-p", str(self.port), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
-             "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
+             "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+             *[f"-c{k}={v}" for k, v in self.settings.items()]],
             cwd=self.folder, stdout=subprocess.DEVNULL, stderr=open(self.folder / "log", "wb"),
             **self.as_user)
         for _ in range(300):
@@ -159,6 +161,12 @@ class PostgresServer:
                     break
                 time.sleep(0.1)
         raise RuntimeError("postgres did not start")
+
+    def own(self, path):
+        """Make a file of this test the server's (a TLS key must be)."""
+        if self.as_user:
+            os.chown(path, self.as_user["user"], self.as_user["group"])
+        return path
 
     def sql(self, statement, db="postgres", **params):
         """Run one statement as the superuser, over the Unix socket."""

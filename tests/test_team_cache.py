@@ -213,6 +213,44 @@ def test_the_postgres_table_holds_vectors_a_team_can_search(cli, tmp_path):
         row.stop()
 
 
+DEBIAN_POSTGRES = Path("/usr/lib/postgresql/15")        # postgresql-15, on this machine kind
+
+
+@pytest.mark.skipif(not DEBIAN_POSTGRES.is_dir(), reason="needs Debian's postgresql-15")
+def test_postgres_over_tls_and_its_answer_cap(tmp_path):
+    """sslmode as libpq means it, and the 16 MB cap on the bytes that TLS decrypts. The
+    wheel's PostgreSQL has no TLS: this runs on Debian's (no pgvector needed)."""
+    import ssl
+
+    from codebase_rag.team_postgres import PostgresStore
+    from codebase_rag.team_wire import TooLarge
+    server = PostgresServer(install=DEBIAN_POSTGRES)
+    cert, key = server.folder / "cert.pem", server.folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    key.chmod(0o600)
+    server.own(key)
+    server.settings = dict(ssl="on", ssl_cert_file=cert, ssl_key_file=key)
+    try:
+        server.start()
+        url = server.url(server.database("team")) + "?sslmode="
+        tls = "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()"
+        for mode, encrypted in [("disable", False), ("prefer", True), ("require", True)]:
+            used = PostgresStore(url + mode, None).request(lambda con: con.run(tls))
+            assert used == [[encrypted]], mode
+        PostgresStore(f"{url}verify-full&sslrootcert={cert}", None).heartbeat()
+        with pytest.raises(ssl.SSLCertVerificationError):       # the system's CAs
+            PostgresStore(url + "verify-full", None).heartbeat()
+        store = PostgresStore(url + "require", None)
+        with pytest.raises(TooLarge):
+            store.request(lambda con: con.run("SELECT repeat('x', 17 << 20)"))
+        assert store.request(lambda con: con.run("SELECT length(repeat('x', 15 << 20))"))
+    finally:
+        server.remove()
+
+
 def test_push_only_warms_the_cache_and_keeps_no_index(cli, store, tmp_path):
     tree = clone(tmp_path, "ci")
     pushed = cli.run("index.py", "--source", tree, "--server", store.url, "--push-only")
@@ -547,6 +585,27 @@ def test_credentials_in_the_url_are_used_and_never_shown(cli, store, tmp_path):
     log = (db / "build.log").read_text()
     assert "refused" in log and "wrong-pw" not in log, log
     assert "wrong-pw" not in cli.run("index.py", "--db", db, "--status").stdout
+
+
+def test_postgres_takes_its_login_from_the_pg_variables(cli, tmp_path):
+    row = PostgresRow(tmp_path)
+    try:
+        address = row.guarded("alice", "s3cret-pw")       # no user, no password in it
+        one = build(cli, clone(tmp_path, "first"), tmp_path / "db1", address,
+                    PGUSER="alice", PGPASSWORD="s3cret-pw")
+        assert warnings(one) == [] and len(row.records()) == WINDOWS
+        passfile = tmp_path / "pgpass"
+        passfile.write_text("# host:port:db:user:password\n127.0.0.1:*:*:alice:s3cret-pw\n")
+        two = build(cli, clone(tmp_path, "second"), tmp_path / "db2", address, PGUSER="alice",
+                    PGPASSFILE=str(passfile))
+        assert warnings(two) == [] and embedded(two) == 0
+        odd = build(cli, clone(tmp_path, "third"), tmp_path / "db3", address + "?sslkey=k",
+                    check=False)
+        assert odd.returncode == 2 and len(odd.stderr.splitlines()) == 1, odd.stderr
+        assert "sslkey" in odd.stderr
+        assert not any("s3cret-pw" in p.stdout + p.stderr for p in (one, two, odd))
+    finally:
+        row.stop()
 
 
 def test_push_only_to_an_unreachable_or_broken_server_fails(cli, store, tmp_path):
