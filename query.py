@@ -31,7 +31,9 @@ def parse_args(argv):
     p.add_setting("DB", metavar="PATH")
     p.add_argument("--json", action="store_true", help="print a JSON array of results")
     p.add_argument("--batch", metavar="FILE",
-                   help="one question per line ('-' for stdin); prints one JSON array per line")
+                   help="one question per line ('-' for stdin), embedded in one pass; with "
+                        "--json one JSON array per line, else each answer after a line "
+                        "'## question'")
     p.add_argument("--max-distance", type=float, metavar="D",
                    help="drop results farther than this cosine distance")
     p.add_argument("--path", metavar="GLOB", help="only results whose file matches, e.g. 'src/*'")
@@ -71,12 +73,16 @@ def run(args):
     answers = Reader(args.db, args.model).ask(questions, args.k, args.mode, args.path,
                                               args.max_distance, args.lang)
     for a in answers:
-        if args.json or args.batch:     # the notes go to stderr, so stdout stays JSON
+        if args.json:                   # the notes go to stderr, so stdout stays JSON
             for note in a.notes:
                 print(note, file=sys.stderr)
-            extra = {"semantic_index_built": a.semantic_index_built} if a.notes else {}
+            extra = {"semantic_index_built": a.semantic_index_built} \
+                if a.semantic_index_built < 1 else {}
+            extra |= {"unread_files": a.unread_files} if a.unread_files else {}
             print(to_json(a.hits, args.lines, **extra), flush=True)
         else:
+            if args.batch:
+                print(f"## {a.question}")
             for note in a.notes:
                 print(note)
             print_results(a.hits, args.lines)

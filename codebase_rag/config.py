@@ -4,6 +4,7 @@ the README's settings table lists the same (a test holds the three together).
 
 Nothing needs editing here: set CODEBASE_RAG_<NAME> in the environment, or pass the flag.
 """
+import math
 import os
 import sys
 from pathlib import Path
@@ -29,6 +30,8 @@ class Setting(NamedTuple):
 
     def problem(self, value, shown):
         """Why value is not allowed, or None."""
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{shown} must be a finite number"
         low, high = self.bounds or (None, None)
         if low is not None and value < low or high is not None and value > high:
             what = f"at least {low}" if high is None else f"between {low} and {high}"
@@ -55,7 +58,7 @@ def _setting(name, default, doc, flag=None, choices=None, kind=None, lever=False
     if choices and value not in choices:
         PROBLEMS.append(f"{env}={raw!r} is not one of {', '.join(choices)}")
         return default
-    if bounds and setting.problem(value, f"{env}={raw!r}"):
+    if setting.problem(value, f"{env}={raw!r}"):
         PROBLEMS.append(setting.problem(value, f"{env}={raw!r}"))
         return default
     return value
@@ -75,6 +78,10 @@ BATCH = _setting("BATCH", 1, "texts per model call: one at a time (a session per
                  "by side) is fastest on a CPU, costs least memory, and keeps int8 vectors "
                  "from depending on the texts beside them", bounds=(1, None))
 FLUSH = _setting("FLUSH", 2000, "windows embedded between two writes to the index", bounds=(1, None))
+ABSORB_SECONDS = _setting("ABSORB_SECONDS", 1.0, "seconds a search may spend reading and "
+                          "chunking files changed since the index read them (a few hundred "
+                          "files); it names what it could not take in, and a writer takes it",
+                          bounds=(0, None))
 HOOK_WAIT = _setting("HOOK_WAIT", 20.0, "seconds a hook waits for another writer before it "
                      "queues its file for that writer", bounds=(0, None))
 PRECISION = _setting("PRECISION", "auto", "the model's arithmetic for a new index: int8 where the "
@@ -143,6 +150,9 @@ PACKAGED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d
 DIM = 384                     # MiniLM's vector size
 MAX_TOKENS = 256              # MiniLM's window (word pieces, with [CLS] and [SEP])
 HEADER_TOKENS = 64            # a longer header (doc comment) is shortened to this
+ON_THE_SPOT = 16              # windows of changed files a query embeds before it answers
+MAX_QUESTION = 2000           # characters: the model reads 256 word pieces of it anyway
+MAX_GLOB = 500                # characters of a --path glob
 CANDIDATES = 60               # members nearest in meaning, before fusion
 KEYWORD_SCORES = 200          # members scored by keywords: the candidates among them, and
                               # the keyword half of the nearest ones

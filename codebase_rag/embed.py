@@ -11,7 +11,7 @@ may pass their own.
 import os
 from pathlib import Path
 
-from .config import BATCH, DIM, MAX_TOKENS, PRECISION
+from .config import BATCH, DIM, INDEX_COMMAND, MAX_TOKENS, PRECISION
 from .errors import UsageError, warn
 from .export import INT8_FILE, export_dir, export_onnx, model_problem, onnx_file, \
     resolve_model
@@ -193,14 +193,14 @@ class ExportedModel:
         problem = self.problem()
         if problem:
             raise UsageError(f"the index's exported model in {self.folder} is unusable "
-                             f"({problem}); run: python index.py (it exports it again)")
+                             f"({problem}); run: {INDEX_COMMAND} (it exports it again)")
         self.preload()
         try:
             self.loaded = self._get()
             return self.loaded
         except Exception as e:
             raise UsageError(f"the index's exported model in {self.folder} does not load "
-                             f"({str(e).splitlines()[0][:160]}); run: python index.py "
+                             f"({str(e).splitlines()[0][:160]}); run: {INDEX_COMMAND} "
                              f"(it exports it again)") from None
 
     def count_tokens(self, texts):

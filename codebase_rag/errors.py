@@ -17,7 +17,7 @@ class DamagedIndex(UsageError):
 
     def __init__(self, folder, what):
         super().__init__(f"the index at {folder} is damaged ({what}); "
-                         f"run: python index.py --rebuild")
+                         f"run: {INDEX_COMMAND} --db {folder} --rebuild")
         self.what = what
 
 
@@ -89,7 +89,7 @@ class ArgParser(argparse.ArgumentParser):
 
         def checked(raw):
             value = kind(raw)
-            problem = s.problem(value, s.flag) if s.bounds else None
+            problem = s.problem(value, s.flag)
             if problem:
                 raise argparse.ArgumentTypeError(problem)
             return value
@@ -103,14 +103,28 @@ def report(e):
     import sqlite3
 
     from . import config
-    if isinstance(e, (UsageError, OSError)):
+    if isinstance(e, (UsageError, OSError)) and not disk_full(e):
         warn(one_line(e))
         return 2
     if config.DEBUG:
         raise e
+    if disk_full(e):
+        warn(f"the disk is full ({one_line(e)}); free some space, then run the command again "
+             f"(the index keeps what it had)")
+        return 2
     if isinstance(e, sqlite3.DatabaseError) and "locked" not in str(e):
-        warn(f"the index is damaged (index.sqlite: {e}); run: python index.py --rebuild")
+        warn(f"the index is damaged (index.sqlite: {e}); run: {INDEX_COMMAND} --rebuild")
     else:
-        warn(f"failed: {one_line(e)}; run python index.py --check to see whether the index "
+        warn(f"failed: {one_line(e)}; run {INDEX_COMMAND} --check to see whether the index "
              f"is sound")
     return 1
+
+
+def disk_full(e):
+    """Whether an error says the disk (or a quota) is full: SQLite's SQLITE_FULL, or ENOSPC
+    and EDQUOT from a write of ours."""
+    import errno
+    import sqlite3
+    if isinstance(e, sqlite3.DatabaseError):
+        return getattr(e, "sqlite_errorcode", None) == 13 or "disk is full" in str(e)
+    return isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT)

@@ -1,14 +1,17 @@
 """Fresh: before a query answers, it finds what changed on disk since the index last read it,
 whatever changed it (an Edit the hook saw, a shell command, a generator, git), and absorbs it,
-so that no answer carries an old member or old lines.
+so that no answer carries an old member or old lines, during a first build too.
 
 Finding costs one stat per indexed file and per directory: a file whose size or time moved
-has changed, and a directory whose time moved has gained or lost a file. A reader that lives
-long (the MCP server) stats only what inotify named since its last question. Absorbing a few
-changed files is step 1 of a build (chunks, keywords, pending windows: SQLite only, which
-needs no writer lock), then their first windows embedded on the spot, and the files queued
-for a detached writer, which gives Chroma their vectors. A change the query cannot absorb
-(a read-only index, too many files at once, SQLite busy) marks the results it touches.
+has changed, and a directory whose time moved has gained or lost a file (a build records the
+directories' times when it walks, before it reads a file). A reader that lives long (the MCP
+server) stats only what inotify named since its last question. Files queued for the writer
+(a hook's edit) are looked at too. Absorbing changed files is step 1 of a build (chunks,
+keywords, pending windows: SQLite only, which needs no writer lock), deletions first, as many
+files as a time budget allows; then their first windows are embedded on the spot, and a
+detached writer gives Chroma their vectors. What a query cannot absorb (a read-only index,
+more files than its budget, SQLite busy) is named in a line above the results, and the
+results it touches are marked stale.
 """
 import ctypes
 import errno
@@ -16,13 +19,13 @@ import os
 import sqlite3
 import stat
 import struct
+import time
 
+from .config import ABSORB_SECONDS, ON_THE_SPOT
 from .indexer import Indexer
-from .lock import detach, is_locked, queue_pending, request_refresh
+from .lock import detach, is_locked, pending_entries, queue_pending, queued, request_refresh
 from .walk import Ignore, inside, walk
 
-MAX_ABSORB = 50               # changed files a query chunks itself; more: a background refresh
-ON_THE_SPOT = 16              # windows of changed files a query embeds before it answers
 IN_MODIFY, IN_ATTRIB, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x2, 0x4, 0x40, 0x80, \
     0x100, 0x200                                        # inotify's event bits (inotify.h)
 IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_IGNORED, IN_ISDIR = 0x400, 0x800, 0x4000, \
@@ -32,8 +35,13 @@ IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_IGNORED, IN_ISDIR = 0x400, 0x800
 def changed_files(store, root, ignore=None, among=None):
     """({path: os.stat_result, or None if gone} of the files that changed since the index
     read them, new ones included; {directory: mtime_ns} of directories that changed).
-    among: (files, directories) a Watcher saw touched: only those are looked at."""
+    among: (files, directories) a Watcher saw touched: only those are looked at, and the
+    files queued for the writer (a hook's edit, which may be a file no directory time has
+    shown yet: the build that records them may not have walked it)."""
     files, dirs = among or (None, None)
+    queued_now = queued(store.folder)
+    if files is not None:
+        files = files | queued_now
     manifest = store.manifest(None if files is None or dirs else files)
     base = os.path.join(root, "")         # joined by hand: this loop runs on every query
     changed = {}
@@ -47,6 +55,11 @@ def changed_files(store, root, ignore=None, among=None):
             continue
         if st.st_mtime_ns != mtime or st.st_size != size:
             changed[rel] = st
+    ignore = ignore or Ignore(root, store.excludes())
+    for rel in queued_now - manifest.keys():
+        st = indexable(root, rel, ignore)
+        if st is not None:
+            changed[rel] = st
     known_dirs = store.dirs()
     moved = {}
     for rel_dir, mtime in known_dirs.items() if dirs is None else \
@@ -58,10 +71,21 @@ def changed_files(store, root, ignore=None, among=None):
         if now != mtime:
             moved[rel_dir] = now
     if moved:
-        ignore = ignore or Ignore(root, store.excludes())
         for rel, st in new_files(root, ignore, moved, known_dirs, manifest):
             changed[rel] = st
     return changed, moved
+
+
+def indexable(root, rel, ignore):
+    """The stat of a file a build would read, or None."""
+    full = os.path.join(root, rel)
+    try:
+        st = os.stat(full)
+    except (OSError, UnicodeEncodeError):
+        return None
+    if stat.S_ISREG(st.st_mode) and ignore.included(rel) and inside(full, root):
+        return st
+    return None
 
 
 class Watcher:
@@ -96,7 +120,9 @@ class Watcher:
                 self.watch(store.dirs())          # before the sweep: nothing falls between
         if self.fd < 0:                           # no inotify, or no watches left
             return changed_files(store, self.root)
-        if not (self.whole or files or dirs):
+        if not self.watched:          # no directory known yet (a build has not walked)
+            self.whole = True
+        if not (self.whole or files or dirs or pending_entries(store.folder)):
             return {}, {}
         among = None if self.whole else (files, dirs)
         self.whole = True             # until settled(): what is not absorbed is looked at again
@@ -171,39 +197,70 @@ def new_files(root, ignore, moved, known_dirs, manifest):
                 continue
 
 
-def absorb(store, changed, moved, embedder=None):
-    """Bring the index up to date with changed files, as far as a query can; returns the
-    paths it could not absorb (their results are stale). embedder: the query's model, for
-    the changed files' first windows (None: they keep their keyword rank meanwhile)."""
+def absorb(store, changed, moved, embedder=None, budget=ABSORB_SECONDS):
+    """Bring the index up to date with changed files, as far as a query can in its time
+    budget: deletions first, then as many files as it can read and chunk (step 1 of a
+    build: SQLite only, no writer lock), then their first windows embedded on the spot
+    (embedder: the query's model; None: they keep their keyword rank meanwhile). A writer
+    is left, or started, to finish. Returns {path: stat, or None if gone} of what it could
+    not take in (a read-only index, SQLite busy, the budget spent)."""
     root = store.root()
     if not os.access(store.folder, os.W_OK):
-        return set(changed)           # a read-only index: answer from it as it is
-    if len(changed) > MAX_ABSORB:     # a checkout, a generator: a background refresh
-        request_refresh(store.folder)
-        if not is_locked(store.folder):
-            detach(store.folder, ["--source", str(root), "--db", str(store.folder), "--quiet",
-                                  "--detached"], f"refresh of {len(changed)} changed files")
-        return set(changed)
+        return dict(changed)          # a read-only index: answer from it as it is
     indexer = Indexer(store, root, Ignore(root, store.excludes()), store.meta("model"),
                       progress=False, embedder=embedder)
     try:
-        indexer.run(changed)
-        store.set_dirs(moved)
-        if embedder is not None:
-            rows = store.pending_windows(ON_THE_SPOT, files=list(changed))
+        left = indexer.run(changed, deadline=time.monotonic() + budget)
+        if not left:                  # else the next query looks in those folders again
+            store.set_dirs(moved)
+        taken = [rel for rel in changed if rel not in left]
+        if embedder is not None and taken:
+            rows = store.pending_windows(ON_THE_SPOT, files=taken[:500])
             indexer.vectors({key: text for _, key, text in rows})
     except sqlite3.OperationalError:  # a build's write held SQLite too long: next time
-        return set(changed)
-    queue_pending(store.folder, changed)      # for Chroma: the writer that holds the lock
-    if not is_locked(store.folder):           # takes them, else a detached one
-        detach(store.folder, ["--db", str(store.folder), "--apply-queue"], "applying edits")
-    return set()
+        return dict(changed)
+    queue_pending(store.folder, taken)        # for Chroma: the writer that holds the lock
+    if left:                                  # takes them, else a detached one
+        request_refresh(store.folder)
+    start_writer(store, whole=bool(left))
+    return {rel: changed[rel] for rel in left}
 
 
-def stale_note(paths):
-    """One line for results whose files changed in a way the query could not absorb."""
-    shown = ", ".join(sorted(paths)[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-    return (f"{shown} changed since the index read {'it' if len(paths) == 1 else 'them'}; "
-            f"lines from {'it' if len(paths) == 1 else 'them'} may be off until the index "
-            f"catches up (python index.py)")
+def interrupted(store):
+    """Whether a whole-tree build was killed: it never ended, and no writer holds the lock."""
+    state = store.meta("build_state")
+    since = time.time() - float(store.meta("build_started", 0) or 0)
+    return (state == "building" or state == "starting" and since > 30) and \
+        not is_locked(store.folder)
 
+
+def start_writer(store, whole=False):
+    """Leave the work to the writer that holds the lock, else start one in the background: a
+    whole-tree run for files a query could not take in, or for a build that was killed (an
+    index is never left half-read for good), else one that applies the queue."""
+    if is_locked(store.folder) or not os.access(store.folder, os.W_OK):
+        return
+    if interrupted(store):
+        whole = True
+        store.set_meta(build_state="starting", build_started=f"{time.time():.1f}")
+    folder = str(store.folder)
+    if whole:
+        detach(folder, ["--source", str(store.root()), "--db", folder, "--quiet", "--detached"],
+               "a refresh asked by a search")
+    else:
+        detach(folder, ["--db", folder, "--apply-queue"], "applying edits")
+
+
+def unread_note(left, known, read_only=False):
+    """One line for the changed files a query could not take in; known: those of them the
+    index holds (their results are marked stale), the others are new to it."""
+    gone = sum(st is None for st in left.values())
+    new = sum(rel not in known and st is not None for rel, st in left.items())
+    changed = len(left) - gone - new
+    parts = [f"{n:,} {what}" for n, what in ((new, "new"), (changed, "changed"),
+                                             (gone, "deleted")) if n]
+    files = f"{', '.join(parts)} file{'s' if len(left) > 1 else ''}"
+    if read_only:
+        return (f"{files} since the index was made: the index is read-only, so answers "
+                f"show {'them' if len(left) > 1 else 'it'} as {'they were' if len(left) > 1 else 'it was'}")
+    return f"{files} not taken in yet (being indexed now); ask again in a few seconds"

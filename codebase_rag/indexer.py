@@ -8,20 +8,26 @@ A window whose text was embedded before takes its vector from the cache."""
 import sys
 import time
 from pathlib import Path
+from stat import S_ISREG
 
 from .languages import chunk_source, language_for
 from .config import FLUSH
 from .embed import SMOKE_TEXT, index_model
 from .export import resolve_model
 from .chunkers import ChunkerLimit
-from .errors import UsageError, one_line, printable, warn
+from .errors import one_line, printable, warn
 from .lock import HOLDER, has_pending, record_holder, take_pending, take_refresh, writer_lock
 from .store import FileIndex, IndexedChunk
 from .text import cache_key, chunk_body, chunk_header, chunk_text, lexical_text, \
     member_windows, text_key
-from .walk import inside, read_source, walk
+from .walk import inside, read_source, tree_is_there, walk
 
 FILES_PER_WRITE = 200         # step 1 commits this often, so a query soon sees the first files
+SLICE = 64                    # windows the model embeds between two writes to the cache
+SAVE_EVERY = 2.0              # seconds between two writes of the embedding rate (--status)
+SAY_EVERY = 30.0              # seconds between two progress lines where there is no bar
+                              # (one every tenth of the work, if that comes sooner, but
+                              # not within 5 s)
 
 
 def chunk_file(rel, text):
@@ -70,31 +76,39 @@ class Indexer:
         self.embedder = embedder
         # the tokenizer alone needs no model loaded: a build that embeds nothing is quick
         self.count_tokens = embedder.count_tokens if embedder else self.model.count_tokens
-        self.progress = progress and sys.stderr.isatty()
+        self.progress = progress      # notes and progress lines (not --quiet)
+        self.bar = progress and sys.stderr.isatty()
+        self.meter = None             # step 2's progress, while it runs
         self.walked = set()           # paths the walk already found indexable
-        self.stats = dict(files=0, added=0, updated=0, removed=0, embedded=0, cached=0,
+        self.read = set()             # files read and chunked by this run
+        self.stats = dict(files=0, gone=0, added=0, updated=0, removed=0, embedded=0, cached=0,
                           server=0, parse_errors=0)
         self.team = None              # a TeamCache (remote.py), for full runs with a server
         self.rebuild = False          # drop everything first (under the lock)
         self.record = False           # a full run: keep its state for --status
-        self.dirs = None              # {directory: mtime_ns} of a whole-tree walk
 
     # -- step 1
-    def run(self, work):
-        """work: {relative path: os.stat_result or None (gone)}. Chunk what changed."""
+    def run(self, work, deadline=None):
+        """work: {relative path: os.stat_result or None (gone)}. Chunk what changed, files
+        gone first. deadline (time.monotonic()): read no file after it; returns the paths
+        left unread."""
         manifest = self.store.manifest()
-        batch = []
-        for rel, st in sorted(work.items()):
+        batch, left = [], set()
+        for rel, st in sorted(work.items(), key=lambda item: (item[1] is not None, item[0])):
             known = manifest.get(rel)
-            if st is None or rel not in self.walked and not (
+            if st is None or not S_ISREG(st.st_mode) or rel not in self.walked and not (
                     self.ignore.included(rel) and inside(self.root / rel, self.root)):
-                if known:
-                    self.tree_is_there()
+                if known:                 # gone, ignored now, or no longer a file
+                    tree_is_there(self.root)
                     batch.append(FileIndex(rel))
+                    self.stats["gone"] += 1
                 continue
             if known and known[2] and known[:2] == (st.st_mtime_ns, st.st_size):
                 continue
-            self.tree_is_there()          # before the read, whose failure would warn first
+            if deadline is not None and time.monotonic() > deadline:
+                left.add(rel)
+                continue
+            tree_is_there(self.root)          # before the read, whose failure would warn first
             text = read_source(self.root / rel)
             sha = text_key(text) if text is not None else None
             if known and sha and known[2] == sha:
@@ -106,7 +120,8 @@ class Indexer:
                     batch.append(FileIndex(rel))
                 continue
             rows, window_texts, parse_errors = built
-            self.stats["files"] += 1
+            self.read.add(rel)
+            self.stats["files"] = len(self.read)
             self.stats["parse_errors"] += bool(parse_errors)
             keys = [cache_key(text, self.precision) for _, _, _, text in window_texts]
             batch.append(FileIndex(rel, st.st_mtime_ns, st.st_size, sha, rows, [
@@ -116,14 +131,29 @@ class Indexer:
                 self.write(batch)
                 batch = []
         self.write(batch)
+        return left
 
-    def tree_is_there(self):
-        """Before a file is dropped or skipped as gone: a tree moved or deleted mid-run must
-        not empty its index."""
-        if not self.root.is_dir():
-            raise UsageError(f"{printable(str(self.root))} moved or was deleted while it was being "
-                             f"indexed; the index keeps what it had: run index.py where the "
-                             f"tree is now")
+    def walk_tree(self):
+        """{path: stat or None} for a whole-tree run (call with the lock held): every file the
+        walk yields, and every file of the manifest it no longer yields (gone, or newly
+        ignored). The directories' times are recorded at once, so that from now on, while
+        this run still reads and embeds, a query finds a file added since the walk."""
+        dirs = {}
+        work = {rel: st for rel, _, st in walk(self.root, self.ignore, dirs)}
+        self.walked |= set(work)
+        work.update({rel: None for rel in self.store.manifest() if rel not in work})
+        self.store.set_dirs(dirs, whole=True)
+        return work
+
+    def finished(self):
+        """What a whole-tree run leaves for --status: the last build is the last run that
+        changed the index; a run that found nothing to do only says when it looked."""
+        now = time.time()
+        s = self.stats
+        if s["files"] or s["gone"] or s["embedded"] or s["server"]:
+            took = now - float(self.store.meta("build_started", now))
+            return dict(build_finished=f"{now:.1f}", build_took=f"{took:.1f}", checked_at="")
+        return dict(checked_at=f"{now:.1f}")
 
     def write(self, files):
         added, updated, removed = self.store.replace_files(files)
@@ -133,22 +163,21 @@ class Indexer:
 
     # -- step 2
     def embed_pending(self):
-        """Give every pending window its vector, in Chroma. Files queued by hooks meanwhile
-        are chunked between two batches, so an edit never waits for a long build."""
+        """Give every pending window its vector, in Chroma. Files queued by hooks meanwhile,
+        and a whole-tree refresh asked for meanwhile (a checkout), are read between two
+        batches, so an edit never waits for a long build."""
         store = self.store
         store.delete_doomed()
         todo = store.count("windows") - store.embedded_count()
         if not todo:
             return
-        bar = None
-        if self.progress and todo >= 100:
-            from tqdm import tqdm
-            bar = tqdm(total=todo, unit="window", desc="embedding", leave=False)
-        started, done = time.time(), 0
+        self.meter = Meter(store, todo, self.progress, self.bar)
         while True:
+            if take_refresh(store.folder):
+                self.run(self.walk_tree())
             if has_pending(store.folder):
                 self.run({rel: stat_or_none(self.root / rel) for rel in take_pending(store.folder)})
-                store.delete_doomed()
+            store.delete_doomed()
             rows = store.pending_windows(FLUSH)
             if not rows:
                 break
@@ -158,21 +187,18 @@ class Indexer:
                 store.reread(lost)
             ready = [(wid, vectors[key]) for wid, key, _ in rows if key in vectors]
             store.upsert_windows([w for w, _ in ready], [v for _, v in ready])
-            done += len(rows)
-            store.set_meta(embed_rate=f"{done / max(time.time() - started, 1e-3):.2f}")
             if self.record and not store.meta("members_covered_after") and \
                     not store.first_windows_pending():
-                since = float(store.meta("build_started", started))
+                since = float(store.meta("build_started", time.time()))
                 store.set_meta(members_covered_after=f"{time.time() - since:.1f}")
-            if bar:
-                bar.update(len(rows))
-        if bar:
-            bar.close()
+        self.meter.close()
+        self.meter = None
 
     def vectors(self, texts):
         """{cache key: vector} for {cache key: text}: from the local cache, else from the
         team cache, else from the model (then cached, and shared). A key whose text is gone
-        and that no cache holds is left out."""
+        and that no cache holds is left out. The model's vectors are cached a slice at a
+        time, so --status moves and a killed build keeps what it made."""
         found = self.store.cached_vectors(texts)
         missing = {k: t for k, t in texts.items() if k not in found and t is not None}
         self.stats["cached"] += len(texts) - len(missing)
@@ -186,17 +212,71 @@ class Indexer:
             found.update(shared)
             self.stats["server"] += len(shared)
             missing = {k: t for k, t in missing.items() if k not in shared}
+        if self.meter:
+            self.meter.add(len(texts) - len(missing))
         self.stats["embedded"] += len(missing)
-        if missing:
-            made = list(zip(missing, self.embed(list(missing.values()))))
-            self.store.cache_vectors(made)
-            found.update(made)
-            if team and team.on:
-                team.upload(made)
+        made, keys = [], list(missing)
+        for at in range(0, len(keys), SLICE):
+            part = keys[at:at + SLICE]
+            vectors = list(zip(part, self.embed([missing[k] for k in part])))
+            self.store.cache_vectors(vectors)
+            made += vectors
+            if self.meter:
+                self.meter.add(len(part))
+        found.update(made)
+        if made and team and team.on:
+            team.upload(made)
         return found
 
     def embed(self, texts):
         return (self.embedder or self.model.embedder())(texts)
+
+
+class Meter:
+    """How far step 2 is: a bar on a terminal, else a line now and then (a CI log, an
+    agent's shell); and its rate, written to the index every few seconds for --status."""
+
+    def __init__(self, store, todo, lines, bar):
+        self.store, self.todo, self.lines, self.done = store, todo, lines, 0
+        self.started = self.saved = self.said = time.monotonic()
+        self.bar, self.said_share = None, 0.0
+        if bar and todo >= 100:
+            from tqdm import tqdm
+            self.bar = tqdm(total=todo, unit="window", desc="embedding", leave=False)
+        elif lines:
+            warn(f"embedding {todo:,} windows...")
+
+    def add(self, n):
+        self.done += n
+        if self.bar:
+            self.bar.update(n)
+        now = time.monotonic()
+        rate = self.done / max(now - self.started, 1e-3)
+        if now - self.saved >= SAVE_EVERY:
+            self.store.set_meta(embed_rate=f"{rate:.2f}")
+            self.saved = now
+        share = self.done / self.todo
+        if self.lines and not self.bar and self.done < self.todo and (
+                now - self.said >= SAY_EVERY or share - self.said_share >= 0.1 and
+                now - self.said >= SAY_EVERY / 6):
+            left = (self.todo - self.done) / max(rate, 1e-3)
+            warn(f"embedding: {self.done:,} of {self.todo:,} windows ({share:.0%}), "
+                 f"{rate:.1f} windows/s, about {duration(left)} left")
+            self.said, self.said_share = now, share
+
+    def close(self):
+        self.store.set_meta(embed_rate=f"{self.done / max(time.monotonic() - self.started, 1e-3):.2f}")
+        if self.bar:
+            self.bar.close()
+
+
+def duration(seconds):
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m {seconds % 60:02d}s"
+    return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
 
 
 def stat_or_none(path):
@@ -206,22 +286,12 @@ def stat_or_none(path):
         return None
 
 
-def tree_work(store, indexer):
-    """{path: stat or None} for a whole-tree refresh: every file the walk yields, and every
-    file of the manifest it no longer yields (gone, or newly ignored)."""
-    indexer.dirs = {}                         # recorded once the run is done (see below)
-    work = {rel: st for rel, _, st in walk(indexer.root, indexer.ignore, indexer.dirs)}
-    indexer.walked |= set(work)
-    work.update({rel: None for rel in store.manifest() if rel not in work})
-    return work
-
-
 def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"):
-    """Run both steps over work (and any dirty or queued files) holding the lock; then bring
-    Chroma in step with the windows. The model's export, if needed, runs meanwhile in a
-    child process. With wait set, give up after that many seconds; False if it did.
-    record: a full run, whose state, progress and errors --status reports. kind: what
-    --status says holds the lock (build, files, hook)."""
+    """Run both steps over work (None: the whole tree, walked once the lock is held; and any
+    dirty or queued files) holding the lock; then bring Chroma in step with the windows. The
+    model's export, if needed, runs meanwhile in a child process. With wait set, give up
+    after that many seconds; False if it did. record: a full run, whose state, progress and
+    errors --status reports. kind: what --status says holds the lock (build, files, hook)."""
     from filelock import Timeout
     lock = writer_lock(store.folder)
     try:
@@ -237,11 +307,15 @@ def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"
             return False
     indexer.record = record
     try:
-        record_holder(store.folder, kind, len(work))
         store.writer = True
-        if record:
+        if record:                    # from scratch: a first build (or one resumed), a rebuild
+            scratch = indexer.rebuild or not store.embedded_count() or store.meta("from_scratch")
             store.set_meta(build_state="building", build_started=f"{time.time():.1f}",
-                           members_covered_after="")
+                           members_covered_after="", from_scratch="1" if scratch else "")
+        if work is None:
+            work = indexer.walk_tree()
+            store.set_meta(reading=str(sum(st is not None for st in work.values())))
+        record_holder(store.folder, kind, len(work))
         export = indexer.model.ensure(indexer.progress) if indexer.embedder is None else None
         if indexer.rebuild:
             if export:
@@ -251,11 +325,12 @@ def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"
         store.sync_flat()             # an older version's cache rows into vectors.f32
         while True:
             if take_refresh(store.folder):
-                work = {**tree_work(store, indexer), **work}
+                work = {**indexer.walk_tree(), **work}
             extra = set(store.dirty_files()) | take_pending(store.folder)
             work = dict(work)
             work.update({rel: stat_or_none(indexer.root / rel) for rel in extra if rel not in work})
             indexer.run(work)
+            store.set_meta(reading="")
             if export:
                 export.result()
                 export = None
@@ -268,10 +343,8 @@ def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"
             work = {}
         if indexer.team:
             indexer.team.finish(store)
-        if indexer.dirs is not None:          # the times as the walk saw them: a file added
-            store.set_dirs(indexer.dirs, whole=True)     # since is found by the next query
-        if record:
-            store.set_meta(build_state="built", build_finished=f"{time.time():.1f}")
+        if record or indexer.walked:  # a whole-tree pass, done: the index is built
+            store.set_meta(build_state="built", from_scratch="", **indexer.finished())
     except Exception as e:
         if record:
             store.set_meta(build_state="failed", last_error=one_line(e),

@@ -57,6 +57,18 @@ def pending_entries(index):
             if PENDING_ENTRY.fullmatch(e.name)]
 
 
+def queued(index):
+    """The queued paths, left in the queue: a query takes them in too (their files may be
+    new, which only the queue names until the writer reads them)."""
+    rels = set()
+    for entry in pending_entries(index):
+        try:
+            rels.add(entry.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            pass                              # taken by the writer meanwhile
+    return rels
+
+
 def take_pending(index):
     """The queued paths, removing exactly the entries read (call with the lock held)."""
     rels = set()

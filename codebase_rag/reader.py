@@ -16,11 +16,12 @@ import numpy as np
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import CONFIDENT, DIM, INDEX_COMMAND, K, MODE
+from .config import CONFIDENT, DIM, INDEX_COMMAND, K, MAX_GLOB, MAX_QUESTION, MODE
 from .embed import index_model
 from .export import resolve_model
 from .errors import UsageError, printable
-from .fresh import Watcher, absorb, changed_files, stale_note
+from .indexer import duration
+from .fresh import Watcher, absorb, changed_files, interrupted, start_writer, unread_note
 from .languages import by_language
 from .lock import holder, is_locked
 from .keywords import MemoryKeywords
@@ -37,6 +38,7 @@ class Answer:
     hits: list[Hit]
     notes: list[str] = field(default_factory=list)
     semantic_index_built: float = 1.0     # the share of windows with a vector
+    unread_files: int = 0                 # files changed or new that it could not search
 
 
 class Reader:
@@ -99,7 +101,7 @@ class Reader:
     def prepare(self):
         """What every question starts with: the index open, what changed on disk absorbed,
         and the source of nearest windows chosen for this moment. Returns (store, the model
-        or None, the paths whose results are stale, the source)."""
+        or None, {path: stat or None} of the changes not taken in, the source)."""
         store = self.open()
         locked = is_locked(store.folder)
         model = self.embedder(locked)
@@ -115,33 +117,42 @@ class Reader:
             changed, moved = self.watcher.changes(store)
         else:
             changed, moved = changed_files(store, root)
-        stale = absorb(store, changed, moved, model.embedder() if model else None) \
-            if changed or moved else set()
-        if self.watcher and not stale:
+        left = absorb(store, changed, moved, model.embedder() if model else None) \
+            if changed or moved else {}
+        if self.watcher and not left:
             self.watcher.settled()    # else the next question sweeps again
+        if not (changed or moved or self.tree_gone) and interrupted(store):
+            start_writer(store)
         if self.in_memory is not None:
-            return store, model, stale, self.in_memory
+            return store, model, left, self.in_memory
         if locked or not os.access(store.folder, os.W_OK):
-            return store, model, stale, CacheScan(store)
+            return store, model, left, CacheScan(store)
         if store.embedded_count():
             store.collection.load(DIM)    # while the model loads
-        return store, model, stale, ChromaNearest(store)
+        return store, model, left, ChromaNearest(store)
 
     def ask(self, questions, k=K, mode=MODE, path_glob=None, max_distance=None, language=None):
         """An Answer per question, in order (an empty question gets no hits)."""
-        store, model, stale, nearest = self.prepare()
+        for q in questions:
+            if len(q) > MAX_QUESTION:
+                raise UsageError(f"the question is {len(q):,} characters long; the limit is "
+                                 f"{MAX_QUESTION:,} (the model reads about the first 1,000)")
+        if path_glob is not None and len(path_glob) > MAX_GLOB:
+            raise UsageError(f"the path glob is {len(path_glob):,} characters long; the limit "
+                             f"is {MAX_GLOB}")
+        store, model, left, nearest = self.prepare()
         asked = [q for q in questions if q]
         vectors = dict(zip(asked, model.embedder()(asked))) if asked and model else {}
         answers = []
         for q in questions:
             hits = search(store, q, vectors.get(q), nearest, k, mode, path_glob,
                           language, self.keywords) if q else []
-            answers.append(self.answer(store, q, hits, stale, max_distance))
+            answers.append(self.answer(store, q, hits, left, max_distance))
         return answers
 
     def related(self, file, line, k=K):
         """The members nearest in meaning to the one at file:line (its own file's others too)."""
-        store, model, stale, nearest = self.prepare()
+        store, model, left, nearest = self.prepare()
         here = store.chunk_at(file, line)
         if here is None:
             raise UsageError(f"no indexed member at {file}:{line}; give a line inside a "
@@ -154,29 +165,40 @@ class Reader:
         found = [(c, d) for c, d in nearest.nearest(centre, k * 2 + 1) if c != here.id]
         rows = store.chunk_rows([c for c, _ in found])
         hits = [Hit(rows[c], round(d, 4), d <= CONFIDENT) for c, d in found if c in rows][:k]
-        return self.answer(store, f"{file}:{line}", hits, stale)
+        return self.answer(store, f"{file}:{line}", hits, left)
 
-    def answer(self, store, question, hits, stale, max_distance=None):
-        """The Answer for hits: stale ones marked, and the notes that qualify them."""
+    def answer(self, store, question, hits, left, max_distance=None):
+        """The Answer for hits: those of files changed but not taken in marked stale, and the
+        notes that say what the index has not taken in yet."""
         total, done = store.count("windows"), store.embedded_count()
-        notes = [] if done >= total else [
-            f"semantic index {done / total:.0%} built ({done:,} of {total:,} windows); "
-            f"ranking leans on keywords until it is done"]
+        notes, unread = [], 0
+        reading = int(store.meta("reading") or 0)
+        if reading > store.count("files"):            # a first build's step 1, under way
+            unread = reading - store.count("files")
+            notes.append(f"the index has read {store.count('files'):,} of the tree's "
+                         f"{reading:,} files so far; the rest are not searched yet (a few "
+                         f"seconds)")
+        if done < total and store.meta("from_scratch"):
+            notes.append(f"semantic index {done / total:.0%} built ({done:,} of {total:,} "
+                         f"windows); until then members without a vector rank by keywords")
         if self.tree_gone:
             notes.append(f"{printable(str(store.root()))} is not there any more: these answers "
-                         f"come from the index as it was (run index.py where the tree is now)")
-        touched = {h.chunk.file for h in hits} & stale
+                         f"come from the index as it was (run {INDEX_COMMAND} in the tree's "
+                         f"new place)")
+        if left:
+            known = store.manifest(list(left))
+            notes.append(unread_note(left, known, not os.access(store.folder, os.W_OK)))
+            unread += len(left)
         for h in hits:
-            h.stale = h.chunk.file in touched
-        if touched:
-            notes.append(stale_note(touched))
+            h.stale = h.chunk.file in left
         if max_distance is not None:
             unknown = sum(h.distance is None for h in hits)
             hits = [h for h in hits if h.distance is not None and h.distance <= max_distance]
             if unknown:
                 notes.append(f"--max-distance dropped {unknown} keyword results whose distance "
                              f"is not known yet (not embedded yet)")
-        return Answer(question, hits, notes, round(done / total, 3) if done < total else 1.0)
+        return Answer(question, hits, notes, round(done / total, 3) if done < total else 1.0,
+                      unread)
 
     def status(self):
         """What --status prints: built or building, progress, time left, the last error."""
@@ -185,10 +207,14 @@ class Reader:
 
 def status(db):
     if not (Path(db) / "index.sqlite").is_file():
-        raise UsageError(f"no codebase-rag index at {db}; create one with: python index.py")
+        raise UsageError(f"no codebase-rag index at {db}; create one with: {INDEX_COMMAND} "
+                         f"--source DIR")
     store = Store(db)
     meta = dict(store.db.execute("SELECT key, value FROM meta"))
-    total, done = store.count("windows"), store.embedded_count()
+    total = store.count("windows")
+    done = store.embedded_count() + store.db.execute(   # made, not yet written to Chroma
+        "SELECT COUNT(*) FROM windows w WHERE w.embedded=0 AND w.key IN (SELECT key FROM "
+        "vectors)").fetchone()[0]
     held = holder(db) or ({"kind": "build"} if is_locked(db) else None)
     running = held is not None and held["kind"] == "build"
     state = meta.get("build_state") or ("built" if store.count("files") else "not built yet")
@@ -196,16 +222,19 @@ def status(db):
     if running:
         state = "building"
     elif state == "starting" and time.time() - started > 60 or state == "building" and not held:
-        state = "interrupted (the next index.py run finishes it)"
+        state = "interrupted (the next search or index.py run finishes it)"
     lines = [f"{state}: {db} ({meta.get('precision', 'fp32')}), {store.count('files'):,} files "
              f"({by_language(store.manifest()) or 'none'}), {store.count('chunks'):,} chunks"]
+    reading = int(meta.get("reading") or 0)
+    if reading > store.count("files"):
+        lines.append(f"files: {store.count('files'):,} of {reading:,} read")
     left = total - done
     line = f"windows: {done:,} of {total:,} embedded ({done / total:.0%})" if total else \
         "windows: none yet"
     rate = float(meta.get("embed_rate", 0) or 0)
     if left:
         line += f", {left:,} left" + (f", about {duration(left / rate)} at {rate:.1f} windows/s"
-                                      if rate and running else "")
+                                      if rate and held else "")
     lines.append(line)
     if running and started:
         lines.append(f"running for {duration(time.time() - started)}")
@@ -213,10 +242,12 @@ def status(db):
         since = duration(time.time() - held.get("started", time.time()))
         lines.append(f"applying edits to {held.get('files') or 'some'} file(s) ({held['kind']}, "
                      f"for {since})")
-    elif meta.get("build_finished") and state == "built":
+    if meta.get("build_finished") and not running:
         finished = float(meta["build_finished"])
-        lines.append(f"last build finished {time.strftime('%Y-%m-%d %H:%M', time.localtime(finished))}"
-                     f", in {duration(finished - started)}")
+        took = float(meta.get("build_took") or finished - started)
+        lines.append(f"last build finished {when(finished)}, in {duration(took)}" +
+                     (f"; last looked for changes {when(float(meta['checked_at']))}: none"
+                      if meta.get("checked_at") else ""))
     if meta.get("from_server") not in (None, "", "0"):
         lines.append(f"{int(meta['from_server']):,} windows of the last build came from the "
                      f"team cache")
@@ -232,15 +263,10 @@ def status(db):
         lines.append(f"every member had a vector {duration(float(meta['members_covered_after']))} "
                      f"into the build")
     if meta.get("last_error"):
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(meta.get("last_error_at", 0))))
-        lines.append(f"last error ({when}): {meta['last_error']}")
+        lines.append(f"last error ({when(float(meta.get('last_error_at', 0)))}): "
+                     f"{meta['last_error']}")
     return "\n".join(lines)
 
 
-def duration(seconds):
-    seconds = int(seconds)
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m {seconds % 60:02d}s"
-    return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
+def when(seconds):
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))

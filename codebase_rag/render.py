@@ -14,22 +14,25 @@ def print_results(hits, show_lines, out=sys.stdout):
     if not hits:
         print("no results", file=out)
         return
-    if not hits[0].confident and hits[0].distance is not None:
-        print(f"no confident match (best distance {hits[0].distance:.2f} > "
-              f"{CONFIDENT}); best guesses:", file=out)
+    known = [h.distance for h in hits if h.distance is not None]
+    if known and not any(h.confident for h in hits):
+        print(f"no confident match: the nearest in meaning is at cosine distance "
+              f"{min(known):.4f}, above {CONFIDENT}; best guesses:", file=out)
     for i, h in enumerate(hits, 1):
         c = h.chunk
-        dist = "-" if h.distance is None else f"{h.distance:.4f}"
+        # ranked by meaning and keywords together: this is the meaning part alone
+        dist = "- (no vector yet)" if h.distance is None else f"{h.distance:.4f}"
         print(f"#{i} | {printable(c.file)}:{c.start_line}-{c.end_line} | {qualified_name(c)} | "
-              f"dist: {dist}", file=out)
+              f"cosine dist: {dist}", file=out)
         lines = c.text.split("\n")
         shown = len(lines) if show_lines < 0 else show_lines
         width = len(str(c.start_line + min(len(lines), shown)))
         for n, line in enumerate(lines[:shown], c.start_line):
             print(f"{n:>{width}}  {line}", file=out)
-        if len(lines) > shown:
+        if 0 < shown < len(lines):
             print(f"{'':>{width}}  ... ({len(lines) - shown} more lines)", file=out)
-        print(file=out)
+        if shown:
+            print(file=out)
 
 
 def as_dict(hit, show_lines, **extra):

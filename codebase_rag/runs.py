@@ -20,7 +20,7 @@ from .errors import DamagedIndex, OldFormat, UsageError, encodable, printable
 from .export import resolve_model
 from .folder import claim_index_folder, find_index
 from .hook import store_for_file
-from .indexer import Indexer, chunk_file, stat_or_none, tree_work, write_under_lock
+from .indexer import Indexer, chunk_file, stat_or_none, write_under_lock
 from .languages import LANGUAGES, by_language, language_for
 from .lock import detach, is_locked, request_refresh
 from .store import Store, open_store_afresh
@@ -130,20 +130,24 @@ def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True
     if server:
         from .remote import TeamCache
         indexer.team = TeamCache(server, SERVER_TOKEN, indexer.model_id, indexer.precision)
-    work = tree_work(store, indexer)
+    before = store.count("chunks")
     # detached, leave the work to a build that holds the lock (not to a --status that
     # holds it for a moment to see whether one does), with a mark it honours before it ends
-    if not write_under_lock(store, indexer, work, wait=5 if detached else None, record=True,
+    if not write_under_lock(store, indexer, None, wait=5 if detached else None, record=True,
                             kind="build"):
         request_refresh(db)
         return f"another build of {db} is running; it will pick up every change"
     s = indexer.stats
     shared = f", {s['server']} from the team cache" if server else ""
     store.set_meta(from_server=str(s["server"]))
+    files, chunks = store.count("files"), store.count("chunks")
+    gone = f", {s['gone']} removed" if s["gone"] else ""
     errors = f", {s['parse_errors']} with parse errors" if s["parse_errors"] else ""
-    return (f"indexed {source}: {len(work)} files ({by_language(store.manifest()) or 'none'}; "
-            f"{s['files']} changed{errors}), chunks "
-            f"+{s['added']} ~{s['updated']} -{s['removed']} (total {store.count('chunks')}), "
+    others = chunks - (before + s["added"] - s["removed"])      # queries absorbing edits
+    others = f", {others:+} by searches meanwhile" if others else ""
+    return (f"indexed {source}: {files} files ({by_language(store.manifest()) or 'none'}; "
+            f"{s['files']} changed{gone}{errors}), chunks "
+            f"+{s['added']} ~{s['updated']} -{s['removed']}{others} (total {chunks}), "
             f"{s['embedded']} windows embedded, {s['cached']} from cache{shared} "
             f"({store.meta('precision')}), {time.time() - started:.1f}s")
 

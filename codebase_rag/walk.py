@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .languages import LANGUAGES
 from .config import DEFAULT_EXCLUDES, MAX_FILE_BYTES
-from .errors import encodable, printable, warn
+from .errors import UsageError, encodable, printable, warn
 
 
 class Ignore:
@@ -125,6 +125,7 @@ def walk(root, ignore, dirs=None, start=""):
                 dirs[rel_dir] = os.stat(full).st_mtime_ns
             entries = sorted(os.scandir(full), key=lambda e: e.name)
         except OSError as e:
+            tree_is_there(root)
             warn(f"skipping {printable(rel_dir) or '.'}: {e.strerror}")
             continue
         for entry in entries:
@@ -154,7 +155,17 @@ def walk(root, ignore, dirs=None, start=""):
                         continue
                     yield rel, entry.path, st
             except OSError as e:
+                tree_is_there(root)           # not thousands of lines for a tree that moved
                 warn(f"skipping {printable(rel)}: {e.strerror}")
+
+
+def tree_is_there(root):
+    """Before a file is dropped or skipped as gone: a tree moved or deleted mid-run must not
+    empty its index, nor fill a log with a line per file."""
+    if not os.path.isdir(root):
+        raise UsageError(f"{printable(str(root))} moved or was deleted while it was being "
+                         f"indexed; the index keeps what it had: run index.py where the tree "
+                         f"is now")
 
 
 def read_source(path, size=None):
@@ -166,20 +177,22 @@ def read_source(path, size=None):
     except OSError as e:
         warn(f"skipping {printable(str(path))}: {e.strerror}")
         return None
-    with os.fdopen(fd, "rb") as f:
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                warn(f"skipping {printable(str(path))}: not a regular file")
-                return None
-            if st.st_size > MAX_FILE_BYTES:
-                warn(f"skipping {printable(str(path))}: {st.st_size:,} bytes is over the "
-                 f"{MAX_FILE_BYTES:,}-byte cap")
-                return None
-            data = f.read(MAX_FILE_BYTES + 1)
-        except OSError as e:
-            warn(f"skipping {printable(str(path))}: {e.strerror}")
+    try:
+        st = os.fstat(fd)             # a directory opens too: look before reading
+        if not stat.S_ISREG(st.st_mode):
+            warn(f"skipping {printable(str(path))}: not a regular file")
             return None
+        if st.st_size > MAX_FILE_BYTES:
+            warn(f"skipping {printable(str(path))}: {st.st_size:,} bytes is over the "
+                 f"{MAX_FILE_BYTES:,}-byte cap")
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        warn(f"skipping {printable(str(path))}: {e.strerror}")
+        return None
+    finally:
+        os.close(fd)
     if len(data) > MAX_FILE_BYTES:
         warn(f"skipping {printable(str(path))}: over the {MAX_FILE_BYTES:,}-byte cap")
         return None

@@ -215,3 +215,84 @@ def network_guard(folder):
         "    return _connect(self, address)\n"
         "socket.socket.connect = connect\n" % str(folder / "attempts.log"))
     return str(guard)
+
+
+def bulk_files(tree, count, folder="Bulk", members=3):
+    """count small C# files of `members` one-line members each, in tree/folder: enough work
+    to keep a first build busy."""
+    (tree / folder).mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        (tree / folder / f"{folder}{i}.cs").write_text(
+            f"namespace {folder};\npublic class {folder}{i}\n{{\n"
+            + "".join(f"    public int Part{j}Of{folder}{i}() {{ return {j}; }}\n"
+                      for j in range(members)) + "}\n")
+
+
+class FrozenBuild:
+    """A first build (index.py, as --background starts it) stopped with SIGSTOP at a chosen
+    moment and held there, so that a test edits and asks while the build is under way on
+    any machine, however fast: `reading` (its walk done, no file read yet) or `embedding`
+    (every file of the tree read: its vectors are being made). The build keeps the writer lock meanwhile."""
+
+    def __init__(self, cli, tree, db, moment="embedding", env=None):
+        import signal
+        import time
+        self.proc = subprocess.Popen([sys.executable, str(ROOT / "index.py"), "--source",
+                                      str(tree), "--db", str(db), "-q"],
+                                     env={**cli.env, **(env or {})},
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.db = Path(db)
+        self.files = sum(1 for p in Path(tree).rglob("*.cs"))
+        deadline = time.time() + 300
+        while not self.at(moment):
+            assert self.proc.poll() is None, f"the build ended first: {self.proc.stderr.read()}"
+            assert time.time() < deadline, f"the build never reached {moment}"
+            time.sleep(0.003)
+        self.proc.send_signal(signal.SIGSTOP)
+        while self.writing():         # stopped inside a write: let it finish that one
+            self.proc.send_signal(signal.SIGCONT)
+            time.sleep(0.005)
+            self.proc.send_signal(signal.SIGSTOP)
+
+    def meta(self):
+        try:
+            con = sqlite3.connect(f"file:{self.db / 'index.sqlite'}?mode=ro", uri=True,
+                                  timeout=0.1)
+            try:
+                meta = dict(con.execute("SELECT key, value FROM meta"))
+                meta["files"] = con.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+                return meta
+            finally:
+                con.close()
+        except sqlite3.Error:
+            return {}
+
+    def at(self, moment):
+        meta = self.meta()
+        if moment == "reading":
+            return meta.get("reading") not in (None, "") and meta["files"] == 0
+        return meta.get("files") == self.files      # every file read, then embedding
+
+    def writing(self):
+        con = sqlite3.connect(self.db / "index.sqlite", timeout=0)
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            con.rollback()
+            return False
+        except sqlite3.OperationalError:
+            return True
+        finally:
+            con.close()
+
+    def resume(self):
+        import signal
+        self.proc.send_signal(signal.SIGCONT)
+
+    def kill(self):
+        import signal
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def finish(self, timeout=600):
+        self.resume()
+        assert self.proc.wait(timeout=timeout) == 0, self.proc.stderr.read()

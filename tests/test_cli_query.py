@@ -46,7 +46,7 @@ def test_result_fields_and_human_output(cli, sample_tree, tmp_path):
                   "--lines", "3").stdout
     first = out.splitlines()[0]
     assert first.startswith(f"#1 | {r['file']}:{r['start_line']}-{r['end_line']} | "
-                            f"{r['class']}.{r['member']} | dist: ")
+                            f"{r['class']}.{r['member']} | cosine dist: ")
     assert out.splitlines()[1].lstrip().startswith(str(r["start_line"]))
 
 

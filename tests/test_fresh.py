@@ -145,3 +145,140 @@ def test_a_watcher_names_what_changed_since_the_last_question(cli, sample_tree, 
     os.rename(sample_tree / "Energy", sample_tree / "Power")
     changed, _ = watcher.changes(store)
     assert changed[ENERGY] is None and changed["Power/EnergySystem.cs"] is not None
+
+
+# ------------------------------------------------------------ while a first build runs
+# Every new user's first session: SessionStart starts the first build, and the agent edits
+# and asks while it reads and embeds. The build is held at one moment (FrozenBuild), so
+# these run the same on any machine.
+
+GIFT = ("namespace Game.Gifts;\n\npublic class Gifting\n{\n"
+        "    /// <summary>Sends some of a player's energy to a friend as a gift.</summary>\n"
+        "    public void GiftEnergyToFriend(Player from, Player friend, int amount)\n"
+        "    {\n        from.Energy -= amount;\n        friend.Energy += amount;\n    }\n}\n")
+
+
+def test_every_change_made_during_a_first_build_is_in_the_next_answer(cli, sample_tree,
+                                                                      tmp_path):
+    from conftest import FrozenBuild, bulk_files
+    bulk_files(sample_tree, 300)
+    db = tmp_path / "db"
+    build = FrozenBuild(cli, sample_tree, db, "embedding")
+    try:
+        # a new file, announced by the hook (Write)
+        (sample_tree / "Energy" / "Gifting.cs").write_text(GIFT)
+        cli.hook(db, sample_tree / "Energy" / "Gifting.cs", tool="Write", settle=False)
+        hit = found(cli.query(db, "give energy to a friend as a gift", "-k", "3"),
+                    "GiftEnergyToFriend")
+        assert hit and (hit["start_line"], hit["end_line"]) == \
+            lines_of(sample_tree, "Energy/Gifting.cs", "GiftEnergyToFriend")
+        # a rename by a shell command, and a line inserted at the top of the same file
+        path = sample_tree / ENERGY
+        path.write_text("// a new first line\n" +
+                        path.read_text().replace("RefillTimers", "TopUpEnergyTimers"))
+        results = cli.query(db, QUESTION, "-k", "5")
+        hit = found(results, "TopUpEnergyTimers")
+        assert hit and not found(results, "RefillTimers")
+        assert (hit["start_line"], hit["end_line"]) == lines_of(sample_tree, ENERGY,
+                                                                "TopUpEnergyTimers")
+        # a deletion: nothing of the file answers
+        path.unlink()
+        assert not [r for r in cli.query(db, QUESTION, "-k", "10") if r["file"] == ENERGY]
+        # a new file with no hook, in a new folder
+        (sample_tree / "Gifts").mkdir()
+        (sample_tree / "Gifts" / "Wrapping.cs").write_text(GIFT.replace(
+            "GiftEnergyToFriend", "WrapGiftForFriend").replace("Gifting", "Wrapping"))
+        assert found(cli.query(db, "give energy to a friend as a gift", "-k", "3"),
+                     "WrapGiftForFriend")
+    finally:
+        build.finish()
+    settled(db)
+    fresh = tmp_path / "fresh"
+    cli.index(sample_tree, fresh)
+    from conftest import assert_same_index
+    assert_same_index(db, fresh)
+
+
+def test_a_search_while_the_first_build_reads_says_how_far_it_has_read(cli, sample_tree,
+                                                                       tmp_path):
+    from conftest import FrozenBuild, bulk_files
+    bulk_files(sample_tree, 400)
+    db = tmp_path / "db"
+    build = FrozenBuild(cli, sample_tree, db, "reading")
+    try:
+        proc = cli.run("query.py", "--db", db, QUESTION)
+        assert "the index has read 0 of the tree's 409 files so far" in proc.stdout
+    finally:
+        build.kill()
+
+
+def test_a_build_killed_midway_is_resumed_and_misses_no_change(cli, sample_tree, tmp_path):
+    from conftest import FrozenBuild, bulk_files
+    bulk_files(sample_tree, 200)
+    db = tmp_path / "db"
+    FrozenBuild(cli, sample_tree, db, "embedding").kill()      # kill -9 mid-build
+    (sample_tree / "Energy" / "Gifting.cs").write_text(GIFT)
+    path = sample_tree / ENERGY
+    path.write_text(path.read_text().replace("RefillTimers", "RestoreSpentTimers"))
+    results = cli.query(db, "give energy to a friend as a gift", "-k", "3")
+    assert found(results, "GiftEnergyToFriend")
+    assert found(cli.query(db, QUESTION, "-k", "3"), "RestoreSpentTimers")
+    settled(db, timeout=600)                  # the search started the build again
+    status = cli.run("index.py", "--db", db, "--status").stdout
+    assert status.startswith("built:"), status
+    fresh = tmp_path / "fresh"
+    cli.index(sample_tree, fresh)
+    from conftest import assert_same_index
+    assert_same_index(db, fresh)
+
+
+# ------------------------------------------------------------------- many files at once
+
+def test_a_checkout_of_many_new_files_is_searched_at_once(cli, sample_tree, tmp_path):
+    from conftest import bulk_files
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    bulk_files(sample_tree, 60, "Generated")
+    (sample_tree / "Generated" / "Gifting.cs").write_text(GIFT)
+    proc = cli.run("query.py", "--db", db, "--json", "give energy to a friend as a gift",
+                   "-k", "3")
+    results = json.loads(proc.stdout)
+    assert results[0]["member"] == "GiftEnergyToFriend" and not results[0]["stale"]
+    assert "unread_files" not in results[0] and "not taken in" not in proc.stderr
+
+
+def test_what_a_search_could_not_take_in_is_named_above_its_results(cli, sample_tree, tmp_path):
+    from conftest import bulk_files
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    bulk_files(sample_tree, 60, "Generated")
+    (sample_tree / "Generated" / "Gifting.cs").write_text(GIFT)
+    path = sample_tree / ENERGY
+    path.write_text(path.read_text().replace("RefillTimers", "RestoreSpentTimers"))
+    (sample_tree / "Common" / "IClock.cs").unlink()
+    no_time = {"CODEBASE_RAG_ABSORB_SECONDS": "0"}        # a checkout bigger than the budget
+    from codebase_rag.lock import writer_lock
+    with writer_lock(db):                                  # and a writer busy elsewhere
+        text = cli.run("query.py", "--db", db, QUESTION, env=no_time).stdout
+        assert text.splitlines()[0] == ("61 new, 1 changed files not taken in yet (being "
+                                        "indexed now); ask again in a few seconds")
+        assert "deleted" not in text and "Common/IClock.cs" not in text  # deletions: at once
+        proc = cli.run("query.py", "--db", db, "--json", QUESTION, env=no_time)
+        results = json.loads(proc.stdout)
+        assert results[0]["unread_files"] == 62 and "not taken in yet" in proc.stderr
+        assert found(results, "RefillTimers")["stale"]      # its old name, marked
+    assert found(cli.query(db, "give energy to a friend as a gift", "-k", "3"),
+                 "GiftEnergyToFriend")                       # the next search, on budget
+
+
+def test_a_file_replaced_by_a_folder_never_stops_a_search_or_a_writer(cli, sample_tree,
+                                                                      tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    (sample_tree / ENERGY).unlink()
+    (sample_tree / ENERGY).mkdir()
+    results = cli.query(db, QUESTION, "-k", "5")
+    assert results and not [r for r in results if r["file"] == ENERGY]
+    assert cli.hook(db, sample_tree / ENERGY).stderr == ""
+    assert cli.run("index.py", "--db", db, "--single", sample_tree / ENERGY).returncode == 0
+    assert "Is a directory" not in (db / "build.log").read_text()

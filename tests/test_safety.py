@@ -11,6 +11,7 @@ import time
 import pytest
 
 from conftest import ROOT, SAMPLE, assert_same_index, network_guard
+from codebase_rag.config import INDEX_COMMAND
 
 QUESTION = "how does the energy system refill timers?"
 ANSWER = ("Energy/EnergySystem.cs", "RefillTimers")
@@ -112,7 +113,7 @@ def test_each_damaged_file_gives_one_line_and_rebuild_restores_it(cli, built, tm
 
     asked = cli.run("query.py", "--db", db, "--json", QUESTION, check=False)
     assert asked.returncode != 0 and one_clear_line(asked), asked.stderr
-    assert "python index.py" in asked.stderr               # it names the remedy
+    assert INDEX_COMMAND in asked.stderr       # the remedy, as a command that runs anywhere
     checked = cli.run("index.py", "--db", db, "--source", tree, "--check", check=False)
     assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
 
@@ -145,7 +146,7 @@ def test_a_missing_model_never_sends_a_query_to_the_hub(cli, built, tmp_path):
               "PYTHONPATH": network_guard(tmp_path)}     # as a user with the hub in reach
     proc = cli.run("query.py", "--db", db, QUESTION, check=False, env=online)
     assert proc.returncode == 2 and one_clear_line(proc), proc.stderr
-    assert "run: python index.py" in proc.stderr
+    assert f"run: {INDEX_COMMAND}" in proc.stderr
     edited = tree / "Energy" / "EnergySystem.cs"
     cli.run("index.py", "--db", db, "--single", edited, env=online)
     assert list(cache.glob("models/*/model.onnx"))
