@@ -37,7 +37,7 @@ class Answer:
     question: str
     hits: list[Hit]
     notes: list[str] = field(default_factory=list)
-    semantic_index_built: float = 1.0     # the share of windows with a vector
+    semantic_index_built: float = 1.0     # during a first build: the share of windows with a vector
     unread_files: int = 0                 # files changed or new that it could not search
 
 
@@ -178,7 +178,8 @@ class Reader:
             notes.append(f"the index has read {store.count('files'):,} of the tree's "
                          f"{reading:,} files so far; the rest are not searched yet (a few "
                          f"seconds)")
-        if done < total and store.meta("from_scratch"):
+        first_build = done < total and store.meta("from_scratch")
+        if first_build:
             notes.append(f"semantic index {done / total:.0%} built ({done:,} of {total:,} "
                          f"windows); until then members without a vector rank by keywords")
         if self.tree_gone:
@@ -197,7 +198,7 @@ class Reader:
             if unknown:
                 notes.append(f"--max-distance dropped {unknown} keyword results whose distance "
                              f"is not known yet (not embedded yet)")
-        return Answer(question, hits, notes, round(done / total, 3) if done < total else 1.0,
+        return Answer(question, hits, notes, round(done / total, 3) if first_build else 1.0,
                       unread)
 
     def status(self):

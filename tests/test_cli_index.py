@@ -3,6 +3,7 @@ keep the index equal to a from-scratch build, whatever the order, the concurrenc
 kill midway. The real MiniLM and a real ChromaDB in a temporary folder."""
 import json
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -278,6 +279,67 @@ def test_an_index_refuses_another_model(cli, sample_tree, tmp_path):
     proc = cli.run("index.py", "--source", sample_tree, "--db", db, env=other, check=False)
     assert proc.returncode == 2 and "built with" in proc.stderr
 
+
+
+def test_status_names_the_last_real_build_not_the_last_look(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    built = cli.run("index.py", "--db", db, "--status").stdout
+    finished = re.search(r"last build finished (\S+ \S+), in (\w+)", built)
+    time.sleep(1.1)                                # a later second, if it were written again
+    cli.index(sample_tree, db)                     # nothing changed: a look, not a build
+    again = cli.run("index.py", "--db", db, "--status").stdout
+    assert re.search(r"last build finished (\S+ \S+), in (\w+)", again).groups() == \
+        finished.groups()
+    assert "last looked for changes" in again and finished[1] not in again.split("looked")[1]
+
+
+def test_a_build_shows_its_progress_as_it_goes(cli, sample_tree, tmp_path):
+    """--status moves between two writes to Chroma, with an estimate of the time left; a
+    build whose output is no terminal (a CI log, an agent's shell) prints progress lines."""
+    from conftest import bulk_files
+    bulk_files(sample_tree, 500)
+    db = tmp_path / "db"
+    build = subprocess.Popen([sys.executable, str(ROOT / "index.py"), "--source",
+                              str(sample_tree), "--db", str(db)], env={
+        **cli.env, "CODEBASE_RAG_FLUSH": "1000000"},            # one write, at the end
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen, estimates = [], []
+    while build.poll() is None:
+        if (db / "index.sqlite").exists():
+            status = cli.run("index.py", "--db", db, "--status", check=False).stdout
+            done = re.search(r"windows: ([\d,]+) of ([\d,]+) embedded", status)
+            if done and 0 < int(done[1].replace(",", "")) < int(done[2].replace(",", "")):
+                seen.append(int(done[1].replace(",", "")))
+                estimates += re.findall(r"about ([\dmhs ]+) at", status)
+        time.sleep(0.3)
+    err = build.stderr.read().splitlines()
+    assert build.returncode == 0, err
+    assert len(set(seen)) >= 2 and seen == sorted(seen), seen
+    assert estimates, "no estimate of the time left"
+    assert re.fullmatch(r"codebase-rag: embedding [\d,]+ windows\.\.\.", err[0]), err
+    assert any(re.match(r"codebase-rag: embedding: [\d,]+ of [\d,]+ windows \(\d+%\), .* "
+                        r"about .* left", line) for line in err), err
+
+
+def test_the_summary_counts_agree_when_files_change_during_the_build(cli, sample_tree,
+                                                                     tmp_path):
+    from conftest import FrozenBuild, bulk_files
+    bulk_files(sample_tree, 100)
+    db = tmp_path / "db"
+    build = FrozenBuild(cli, sample_tree, db, "embedding")
+    (sample_tree / "Late.cs").write_text("class Late {\n  void Arrived() { }\n"
+                                         "  int Twice() { return 2; }\n}\n")
+    (sample_tree / "Bulk" / "Bulk7.cs").unlink()
+    cli.query(db, "arrived late")                   # a search takes both in
+    build.finish()
+    line = build.proc.stdout.read().decode()
+    files, per_language = re.search(r": (\d+) files \(csharp (\d+);", line).groups()
+    assert files == per_language == "109"
+    added, removed, others, total = map(int, re.search(
+        r"chunks \+(\d+) ~\d+ -(\d+), ([+-]\d+) by searches meanwhile \(total (\d+)\)",
+        line).groups())
+    assert added - removed + others == total == 339 - 3 + 2
 
 
 def test_ci_runs_the_readme_test_command():

@@ -72,6 +72,28 @@ def test_batch_prints_one_array_per_question(cli, sample_tree, tmp_path):
     assert arrays[0][0] == cli.query(db, QUESTIONS[0]["question"], "-k", "2")[0]
 
 
+def test_batch_without_json_prints_each_answer_as_text(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    batch = tmp_path / "questions.txt"
+    batch.write_text("\n".join(q["question"] for q in QUESTIONS[:2]) + "\n")
+    out = cli.run("query.py", "--db", db, "-k", "1", "--lines", "0", "--batch", batch).stdout
+    lines = out.splitlines()
+    assert [line for line in lines if line.startswith("## ")] == \
+        [f"## {q['question']}" for q in QUESTIONS[:2]]
+    assert [line.split(" | ")[2] for line in lines if line.startswith("#1 | ")] == \
+        [f"{r['class']}.{r['member']}" for q in QUESTIONS[:2]
+         for r in cli.query(db, q["question"], "-k", "1")]
+
+
+def test_lines_zero_prints_the_locations_alone(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    out = cli.run("query.py", "--db", db, "-k", "3", "--lines", "0",
+                  "how does the energy system refill timers?").stdout
+    assert len(out.splitlines()) == 3 and all(line.startswith("#") for line in out.splitlines())
+
+
 def test_path_filter_and_max_distance(cli, sample_tree, tmp_path):
     db = tmp_path / "db"
     cli.index(sample_tree, db)
@@ -95,6 +117,8 @@ def test_index_is_found_by_walking_up(cli, sample_tree, tmp_path):
     (["--db", "DB", "x", "-k", "many"], "invalid int"),
     (["--db", "DB", "--bogus", "x"], "unrecognized"),
     (["--db", "DB", "x", "--mode", "fuzzy"], "invalid choice"),
+    (["--db", "DB", "x" * 100_000], "the limit is 2,000"),         # a pasted file: at once
+    (["--db", "DB", "x", "--path", "*a" * 300], "the limit is 500"),
 ])
 def test_expected_errors_are_one_line_and_exit_2(cli, sample_tree, tmp_path, args, message):
     db = tmp_path / "db"

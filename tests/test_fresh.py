@@ -282,3 +282,19 @@ def test_a_file_replaced_by_a_folder_never_stops_a_search_or_a_writer(cli, sampl
     assert cli.hook(db, sample_tree / ENERGY).stderr == ""
     assert cli.run("index.py", "--db", db, "--single", sample_tree / ENERGY).returncode == 0
     assert "Is a directory" not in (db / "build.log").read_text()
+
+
+def test_after_an_edit_a_search_says_nothing_of_a_first_build(cli, sample_tree, tmp_path):
+    """"semantic index N% built" is for a first build or a --rebuild: after an edit, the few
+    windows still to embed keep their members' keyword rank, and nothing is said."""
+    from conftest import bulk_files
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    bulk_files(sample_tree, 12, "Added", members=5)       # more windows than a search embeds
+    from codebase_rag.lock import writer_lock
+    from codebase_rag.store import Store
+    with writer_lock(db):                             # a writer busy elsewhere: they wait
+        proc = cli.run("query.py", "--db", db, "--json", QUESTION)
+        store = Store(db)
+        assert store.embedded_count() + 12 * 5 - 16 <= store.count("windows")
+    assert proc.stderr == "" and "semantic_index_built" not in json.loads(proc.stdout)[0]

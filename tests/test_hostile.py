@@ -255,7 +255,9 @@ def test_a_batch_file_that_is_not_utf8_is_one_line_about_that_file(cli, sample_t
 
 @pytest.mark.parametrize("setting, value", [("CODEBASE_RAG_FLUSH", "0"),
                                             ("CODEBASE_RAG_SERVER_TIMEOUT", "soon"),
-                                            ("CODEBASE_RAG_SERVER_TIMEOUT", "-1")])
+                                            ("CODEBASE_RAG_SERVER_TIMEOUT", "-1"),
+                                            ("CODEBASE_RAG_SERVER_TIMEOUT", "nan"),
+                                            ("CODEBASE_RAG_SERVER_TIMEOUT", "inf")])
 def test_settings_out_of_bounds_are_one_line_and_exit_2(cli, sample_tree, tmp_path, setting,
                                                         value):
     """Before: FLUSH=0 gave a 'built' index with no vectors; a bad timeout only a warning."""
@@ -375,3 +377,21 @@ def test_an_export_worker_dies_with_the_build_that_started_it(cli, sample_tree, 
     while any(alive(pid) for pid in workers):
         assert time.time() < deadline, f"export workers {workers} outlived their build"
         time.sleep(0.2)
+
+
+def test_a_full_disk_says_so_and_not_that_the_index_is_damaged(tmp_path, capsys):
+    """SQLite's own 'database or disk is full' (a page cap stands in for the disk) and a
+    write that finds no space left: one line that says the disk is full, exit 2."""
+    import errno
+    import sqlite3
+    from codebase_rag.errors import report
+    con = sqlite3.connect(tmp_path / "full.sqlite")
+    con.execute("PRAGMA max_page_count=2")
+    with pytest.raises(sqlite3.DatabaseError) as full:
+        con.execute("CREATE TABLE t(x)")
+        con.executemany("INSERT INTO t VALUES (?)", [("x" * 4000,)] * 10)
+    for error in (full.value, OSError(errno.ENOSPC, "No space left on device", "vectors.f32")):
+        assert report(error) == 2
+        err = capsys.readouterr().err
+        assert "disk is full" in err and "--rebuild" not in err and "damaged" not in err
+        assert len(err.strip().splitlines()) == 1

@@ -464,6 +464,64 @@ def test_searches_during_a_first_build_and_after_a_rebuild(cli, sample_tree, tmp
     assert any("#1 | " in t for t in seen)       # it answered while the build ran
 
 
+def test_every_change_during_a_first_build_is_in_the_next_answer(cli, sample_tree, tmp_path):
+    """A new user's first session: SessionStart's build runs while the server answers. The
+    server watches the tree from the build's walk on, not from its end."""
+    from conftest import FrozenBuild, bulk_files
+    bulk_files(sample_tree, 300)
+    db = tmp_path / "db"
+    build = FrozenBuild(cli, sample_tree, db, "embedding")
+    energy = sample_tree / "Energy" / "EnergySystem.cs"
+    gift = ("namespace Game.Gifts;\n\npublic class Gifting\n{\n"
+            "    /// <summary>Sends some of a player's energy to a friend as a gift.</summary>\n"
+            "    public void GiftEnergyToFriend(Player from, Player friend, int amount)\n"
+            "    {\n        from.Energy -= amount;\n        friend.Energy += amount;\n    }\n}\n")
+
+    async def go():
+        async with server(cli, db) as s:
+            async def hits(question=QUESTION):
+                result = await s.call_tool("search_code", {"question": question, "k": 10})
+                assert not result.isError, text(result)
+                return result
+            assert hit_named(await hits(), "EnergySystem.RefillTimers")
+            energy.write_text(energy.read_text().replace("RefillTimers", "TopUpTimers"))
+            now = await hits()                                  # sed -i
+            assert hit_named(now, "EnergySystem.RefillTimers") is None
+            assert hit_named(now, "EnergySystem.TopUpTimers")
+            energy.write_text("// a new first line\n" + energy.read_text())
+            top = hit_named(await hits(), "EnergySystem.TopUpTimers")
+            assert (top[1], top[2]) == lines_of(sample_tree, "Energy/EnergySystem.cs",
+                                                "TopUpTimers")
+            (sample_tree / "Energy" / "Gifting.cs").write_text(gift)      # Write, with the hook
+            cli.hook(db, sample_tree / "Energy" / "Gifting.cs", tool="Write", settle=False)
+            assert hit_named(await hits("give energy to a friend as a gift"),
+                             "Gifting.GiftEnergyToFriend")
+            energy.unlink()                                     # rm
+            assert not [h for h in all_hits(await hits()) if h[0] == "Energy/EnergySystem.cs"]
+    try:
+        asyncio.run(go())
+    finally:
+        build.kill()
+
+
+def test_a_checkout_of_many_files_is_in_the_next_answer(cli, sample_tree, tmp_path):
+    from conftest import bulk_files
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+
+    async def go():
+        async with server(cli, db) as s:
+            await s.call_tool("search_code", {"question": QUESTION})
+            bulk_files(sample_tree, 60, "Generated")
+            (sample_tree / "Generated" / "Gifting.cs").write_text(
+                "class Gifting {\n  /// <summary>Sends energy to a friend as a gift.</summary>\n"
+                "  void GiftEnergyToFriend(Player friend) { friend.Energy += 1; }\n}\n")
+            result = await s.call_tool("search_code",
+                                       {"question": "send energy to a friend as a gift"})
+            assert first_hit(result)[3] == "Gifting.GiftEnergyToFriend", text(result)
+    asyncio.run(go())
+
+
 def test_a_server_with_no_index_says_what_to_run_and_keeps_serving(cli, tmp_path):
     async def go():
         async with server(cli, cwd=tmp_path) as s:

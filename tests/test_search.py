@@ -271,3 +271,26 @@ def test_keyword_postings_kept_in_memory_score_as_fts5_does_after_every_write(
         index_tree(str(src), str(tmp_path / "db"), progress=False, embedder=word_embedder)
         agrees()
     assert "Energy/Timers.cs#0" in memory.best("salt", 10)
+
+
+def test_the_no_confident_line_names_the_nearest_distance_and_reads_true():
+    """Hits are ranked by meaning and keywords together, so the first is not always the
+    nearest: the line speaks of the nearest, and only when none is confident."""
+    import io
+    from codebase_rag.render import print_results
+    from codebase_rag.search import Hit
+
+    def chunk(name):
+        return IndexedChunk(f"A.cs#{name}", "A.cs", "csharp", "", "A", name, "method", 1, 1,
+                            "", "x")
+
+    def printed(*distances):
+        out = io.StringIO()
+        print_results([Hit(chunk(f"M{i}"), d, d <= 0.62) for i, d in enumerate(distances)],
+                      0, out)
+        return out.getvalue().splitlines()
+    assert not any("no confident" in line for line in printed(0.6249, 0.5123))
+    first, *hits = printed(0.7001, 0.6249)
+    assert first == ("no confident match: the nearest in meaning is at cosine distance "
+                     "0.6249, above 0.62; best guesses:")
+    assert hits[0].endswith("| A.M0 | cosine dist: 0.7001")
