@@ -88,10 +88,12 @@ PRECISION = _setting("PRECISION", "auto", "the model's arithmetic for a new inde
                      "CPU has VNNI (about 2x faster, same answers), else fp32; an index keeps "
                      "the precision it was built with", choices=("auto", "fp32", "int8"))
 # -- the team cache
-SERVER = _setting("SERVER", None, "a Chroma server (http://host:port or https://...) that "
-                  "shares embeddings between clones: a build takes from it what it has and "
-                  "sends it what it embedded", flag="--server", kind=str)
-SERVER_TOKEN = _setting("SERVER_TOKEN", None, "the token sent to that server (as "
+SERVER = _setting("SERVER", None, "a team store that shares embeddings between clones: a "
+                  "Chroma server (http://host:port or https://...) or PostgreSQL with pgvector "
+                  "(postgresql://[user[:password]@][host][:port][/dbname], the rest from "
+                  "PGHOST, PGUSER, PGPASSWORD, ... as libpq takes them): a build takes from it "
+                  "what it has and sends it what it embedded", flag="--server", kind=str)
+SERVER_TOKEN = _setting("SERVER_TOKEN", None, "the token sent to a Chroma server (as "
                         "'Authorization: Bearer' and 'X-Chroma-Token')", kind=str)
 SERVER_TIMEOUT = _setting("SERVER_TIMEOUT", 10.0, "seconds any one request to that server "
                           "may take, start to end, before the build goes on without it",
