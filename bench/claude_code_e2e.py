@@ -559,7 +559,7 @@ def message(blocks, model, stream):
 
 # -- the checks ------------------------------------------------------------------------
 
-HIT = re.compile(r"^#(\d+) \| (.+?):(\d+)-(\d+) \| (\S+) \| dist: (\S+)", re.MULTILINE)
+HIT = re.compile(r"^#(\d+) \| (.+?):(\d+)-(\d+) \| (\S+) \| (?:cosine )?dist: (\S+)", re.MULTILINE)
 
 
 def hits_of(text):
