@@ -55,8 +55,8 @@ def changed_files(store, root, ignore=None, among=None):
             continue
         if st.st_mtime_ns != mtime or st.st_size != size:
             changed[rel] = st
-    ignore = ignore or Ignore(root, store.excludes())
     for rel in queued_now - manifest.keys():
+        ignore = ignore or Ignore(root, store.excludes())
         st = indexable(root, rel, ignore)
         if st is not None:
             changed[rel] = st
@@ -71,6 +71,7 @@ def changed_files(store, root, ignore=None, among=None):
         if now != mtime:
             moved[rel_dir] = now
     if moved:
+        ignore = ignore or Ignore(root, store.excludes())
         for rel, st in new_files(root, ignore, moved, known_dirs, manifest):
             changed[rel] = st
     return changed, moved
