@@ -3,7 +3,9 @@ a query nor a build loads torch.
 
 An Embedder is anything with
     dim                  the vector size
-    __call__(texts)      float32 unit vectors, one row per text
+    __call__(texts)      float32 unit vectors, one row per text (a document: code)
+    queries(texts)       the same for questions, where the model has its own query prompt
+                         (optional: an embedder without it embeds questions as documents)
     count_tokens(texts)  word pieces per text (the indexer cuts windows to fit the model)
 OnnxEmbedder is the real one (and export.TorchEmbedder its reference); tests and bench/
 may pass their own.
@@ -13,8 +15,8 @@ from pathlib import Path
 
 from .config import BATCH, DIM, INDEX_COMMAND, MAX_TOKENS, PRECISION
 from .errors import UsageError, warn
-from .export import INT8_FILE, export_dir, export_onnx, model_problem, onnx_file, \
-    resolve_model
+from .export import INT8_FILE, export_dir, export_onnx, exported_config, model_problem, \
+    onnx_file, resolve_model
 
 
 SMOKE_TEXT = "does the model load and embed"   # embedded to prove a model works
@@ -47,8 +49,9 @@ def load_embedder(folder, file="model.onnx"):
 
 
 class OnnxEmbedder:
-    """MiniLM through onnxruntime: same vectors as sentence-transformers, without torch.
-    Files: model.onnx and tokenizer.json, exported into the index folder."""
+    """The model through onnxruntime: the vectors sentence-transformers makes, without torch.
+    Files: model.onnx, tokenizer.json and embedding.json (how the model pools, its prompts
+    and maximum length: export.model_config), exported by export.py."""
     dim = DIM
 
     def __init__(self, folder, batch=BATCH, file="model.onnx"):
@@ -57,8 +60,9 @@ class OnnxEmbedder:
         from tokenizers import Tokenizer
         self.np, self.ort, self.batch, self.counter = np, ort, batch, None
         self.path = str(Path(folder) / file)
+        self.config = exported_config(folder)
         self.tokenizer = Tokenizer.from_file(str(Path(folder) / "tokenizer.json"))
-        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.enable_truncation(self.config["max_tokens"])
         self.tokenizer.enable_padding()
         ort.disable_telemetry_events()
         self.cores = min(os.cpu_count() or 1, 4)
@@ -76,7 +80,15 @@ class OnnxEmbedder:
         return self.ort.InferenceSession(self.path, opts, providers=["CPUExecutionProvider"])
 
     def __call__(self, texts):
-        texts = list(texts)
+        return self.embed(texts, self.config["document_prompt"])
+
+    def queries(self, texts):
+        return self.embed(texts, self.config["query_prompt"])
+
+    def embed(self, texts, prompt=""):
+        texts = [prompt + t for t in texts]
+        if self.config["lower_case"]:
+            texts = [t.lower() for t in texts]
         out = self.np.empty((len(texts), DIM), dtype=self.np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))   # little padding
         if self.cores == 1 or len(texts) < 8 * self.cores:
@@ -103,14 +115,29 @@ class OnnxEmbedder:
             feed = {"input_ids": ids, "attention_mask": mask,
                     "token_type_ids": np.zeros_like(ids)}
             hidden = session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
-            summed = (hidden * mask[:, :, None]).sum(1)
-            vecs = summed / np.clip(mask.sum(1, keepdims=True), 1e-9, None)
-            out[part] = vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+            out[part] = unit(self.pool(hidden, mask))
+
+    def pool(self, hidden, mask):
+        """One vector per text from its word pieces' vectors, as the model's Pooling does."""
+        np = self.np
+        if self.config["pooling"] == "cls":
+            return hidden[:, 0]
+        if self.config["pooling"] == "max":
+            return np.where(mask[:, :, None] > 0, hidden, -1e9).max(1)
+        summed = (hidden * mask[:, :, None]).sum(1)
+        return summed / np.clip(mask.sum(1, keepdims=True), 1e-9, None)
 
     def count_tokens(self, texts):
         if self.counter is None:             # the embedding tokenizer truncates and pads
             self.counter = self.tokenizer.from_str(self.tokenizer.to_str())
         return count_tokens(self.counter, texts)
+
+
+def unit(vectors):
+    """Rows scaled to length 1: an index ranks by cosine, the same ranking as the model's
+    own similarity (refused otherwise: export.model_config), normalised or not."""
+    import numpy as np
+    return vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
 
 
 def cpu_has_vnni():

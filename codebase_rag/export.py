@@ -11,7 +11,8 @@ import json
 import os
 from pathlib import Path
 
-from .config import BATCH, CACHE, DIM, HUB_MODEL, MAX_TOKENS, MODEL, PACKAGED_SHA256
+from .config import BATCH, CACHE, DIM, HUB_MODEL, INDEX_COMMAND, MAX_TOKENS, MODEL, \
+    PACKAGED_SHA256
 from .errors import UsageError
 
 
@@ -27,15 +28,126 @@ def packaged_model_dir():
 
 def resolve_model(explicit=None):
     """(what to load, its identity). Order: --model/CODEBASE_RAG_MODEL, the installed
-    package, then the hub name."""
+    package, then the hub name. A folder's identity is its path and the hash of its weights
+    and configuration ("PATH#sha256=...", model_hash), so that an index refuses the folder
+    once it holds other weights or settings; a folder whose configuration this tool cannot
+    honour is refused (model_config)."""
     explicit = explicit or MODEL
     if explicit and explicit != HUB_MODEL:
-        local = Path(explicit).expanduser()
-        return (str(local.resolve()), str(local.resolve())) if local.exists() else (explicit, explicit)
+        path, _, recorded = str(explicit).partition(WEIGHTS_MARK)
+        local = Path(path).expanduser()
+        if not local.exists():
+            return explicit, explicit
+        local = local.resolve()
+        model_config(local)
+        model_id = f"{local}{WEIGHTS_MARK}{model_hash(local)}"
+        if recorded and not model_id.endswith(WEIGHTS_MARK + recorded):
+            raise UsageError(f"the model in {local} has other weights or settings than when "
+                             f"the index was built (sha256 {recorded}, now {model_id[-16:]}); "
+                             f"re-index with: {INDEX_COMMAND} --rebuild --model {local}")
+        return str(local), model_id
     packaged = packaged_model_dir()          # the hub's model, already on disk: never fetch it
     if packaged is not None:
         return str(packaged), HUB_MODEL
     return HUB_MODEL, HUB_MODEL
+
+
+WEIGHTS_MARK = "#sha256="     # between a folder model's path and its hash (model_hash)
+DEFAULT_CONFIG = {"pooling": "mean", "normalize": True, "dim": DIM, "max_tokens": MAX_TOKENS,
+                  "lower_case": False, "query_prompt": "", "document_prompt": ""}
+POOLINGS = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls",
+            "pooling_mode_max_tokens": "max", "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len",
+            "pooling_mode_weightedmean_tokens": "weightedmean",
+            "pooling_mode_lasttoken": "lasttoken"}
+
+
+def model_config(folder):
+    """What a sentence-transformers folder asks of whoever embeds with it, from its own files
+    (modules.json, its Pooling's config.json, config_sentence_transformers.json,
+    sentence_bert_config.json): pooling (mean, cls or max), normalisation, dimension, maximum
+    length, lower-casing, the query and document prompts. A UsageError names what this tool
+    cannot honour."""
+    folder = Path(folder)
+
+    def refuse(why):
+        raise UsageError(f"the model in {folder} {why}; give --model a sentence-transformers "
+                         f"folder of Transformer, Pooling (mean, cls or max) and Normalize")
+
+    def read(name, default=None):
+        try:
+            return json.loads((folder / name).read_text())
+        except FileNotFoundError:
+            return default
+        except (OSError, ValueError) as e:
+            refuse(f"has an unreadable {name} ({type(e).__name__})")
+    modules = read("modules.json")
+    if not isinstance(modules, list):
+        refuse("is not a sentence-transformers folder (no modules.json)")
+    kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
+    if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
+        refuse(f"is made of {' + '.join(kinds) or 'no modules'}")
+    if modules[0].get("path", ""):
+        refuse(f"keeps its Transformer in {modules[0]['path']}/, not in the folder itself")
+    pooling = read(f"{modules[1].get('path', '')}/config.json", {})
+    modes = [pooling["pooling_mode"]] if "pooling_mode" in pooling else \
+        [mode for key, mode in POOLINGS.items() if pooling.get(key)]
+    if len(modes) != 1 or modes[0] not in ("mean", "cls", "max"):
+        refuse(f"pools by {' + '.join(map(str, modes)) or 'nothing'}")
+    dim = pooling.get("embedding_dimension", pooling.get("word_embedding_dimension"))
+    if dim != DIM:
+        refuse(f"makes vectors of {dim} dimensions; an index holds {DIM}")
+    st = read("config_sentence_transformers.json", {})
+    prompts = st.get("prompts") or {}
+    default = prompts.get(st.get("default_prompt_name") or "", "")
+    query = prompts.get("query") or default
+    document = next((prompts[k] for k in ("document", "passage", "corpus") if prompts.get(k)),
+                    default)
+    if (query or document) and pooling.get("include_prompt") is False:
+        refuse("pools without its prompt's word pieces")
+    normalize = kinds[-1] == "Normalize"
+    similarity = st.get("similarity_fn_name") or "cosine"
+    if similarity != "cosine" and not (similarity == "dot" and normalize):
+        refuse(f"ranks by {similarity}, and an index ranks by cosine")
+    bert = read("sentence_bert_config.json", {})
+    positions = read("config.json", {}).get("max_position_embeddings", MAX_TOKENS)
+    longest = bert.get("max_seq_length") or read("tokenizer_config.json", {}).get(
+        "model_max_length") or positions
+    return {"pooling": modes[0], "normalize": normalize, "dim": dim,
+            "max_tokens": int(min(longest, positions)),
+            "lower_case": bool(bert.get("do_lower_case")),
+            "query_prompt": query, "document_prompt": document}
+
+
+def model_hash(folder):
+    """A folder model's fingerprint: its weights' sha256 and its configuration, hashed."""
+    both = f"{weights_sha256(folder)}|{json.dumps(model_config(folder), sort_keys=True)}"
+    return hashlib.sha256(both.encode()).hexdigest()[:16]
+
+
+def weights_sha256(folder):
+    """The sha256 of a model folder's weights, remembered in the machine's cache by the
+    file's size and time, so that opening an index does not hash 90 MB each time."""
+    weights = next((Path(folder) / n for n in ("model.safetensors", "pytorch_model.bin")
+                    if (Path(folder) / n).is_file()), None)
+    if weights is None:
+        raise UsageError(f"the model in {folder} has no model.safetensors or pytorch_model.bin")
+    st = weights.stat()
+    key = f"{weights.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    known_file = Path(CACHE).expanduser() / "models" / "weights-sha256.json"
+    try:
+        known = json.loads(known_file.read_text())
+    except (OSError, ValueError):
+        known = {}
+    if key not in known:
+        known[key] = file_sha256(weights)
+        try:
+            known_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = known_file.with_name(f"{known_file.name}.tmp{os.getpid()}")
+            tmp.write_text(json.dumps(known))
+            os.replace(tmp, known_file)
+        except OSError:
+            pass                      # a read-only cache: hashed again next time
+    return known[key]
 
 
 def file_sha256(path):
@@ -98,6 +210,7 @@ class TorchEmbedder:
         from sentence_transformers import SentenceTransformer
         verify_packaged_weights(model_path)
         self.torch = torch
+        self.config = model_config(model_path) if Path(model_path).is_dir() else DEFAULT_CONFIG
         self.model = SentenceTransformer(model_path, device="cpu")
         self.model.max_seq_length = MAX_TOKENS
         self.tokenizer = self.model.tokenizer
@@ -141,6 +254,7 @@ class TorchEmbedder:
                                    "last_hidden_state")})
             self.tokenizer.backend_tokenizer.save(str(folder / "tokenizer.json.tmp"))
             os.replace(folder / "tokenizer.json.tmp", folder / "tokenizer.json")
+            (folder / CONFIG_FILE).write_text(json.dumps(self.config, indent=1))
             split_weights(tmp, folder / "model.onnx")
             write_model_manifest(folder)
         finally:
@@ -216,7 +330,20 @@ def export_dir(model_path, model_id, cache=CACHE):
 
 def model_files(folder):
     return ["model.onnx", "tokenizer.json"] + [p.name for p in Path(folder).glob("model.onnx.*.data")] \
-        + [p.name for p in Path(folder).glob(INT8_FILE)]
+        + [p.name for p in Path(folder).glob(INT8_FILE)] \
+        + [p.name for p in Path(folder).glob(CONFIG_FILE)]
+
+
+CONFIG_FILE = "embedding.json"    # model_config() of the exported model: how to pool, prompt
+
+
+def exported_config(folder):
+    """How to embed with an export: its embedding.json, or for an export made before there
+    was one, the stock MiniLM's way (the only model that was honoured then)."""
+    try:
+        return {**DEFAULT_CONFIG, **json.loads((Path(folder) / CONFIG_FILE).read_text())}
+    except FileNotFoundError:
+        return dict(DEFAULT_CONFIG)
 
 
 INT8_FILE = "model.int8.onnx"

@@ -1,0 +1,213 @@
+"""--model FOLDER: the folder's own sentence-transformers configuration is honoured (pooling,
+prompts, maximum length, lower-casing) or the folder is refused in one line, and an index
+knows its model by path and hash, refusing the folder once its weights or settings change.
+The folders are the packaged MiniLM copied with one setting changed; the reference vectors
+are sentence-transformers' own."""
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codebase_rag.errors import UsageError
+from codebase_rag.export import CONFIG_FILE, DEFAULT_CONFIG, export_dir, export_onnx, \
+    model_config, resolve_model, write_model_manifest
+
+TEXTS = ["Refills the player's energy timers when a new day starts",
+         "public void RefillTimers(DateTime now) { foreach (var t in timers) t.Reset(now); }"]
+
+
+def variant(tmp_path, name, edits=None, weights="link"):
+    """The packaged model in tmp_path/name with its JSON files edited: edits maps a file to
+    a function that changes its parsed JSON in place (or returns the new value)."""
+    base = Path(resolve_model()[0])
+    folder = tmp_path / name
+    shutil.copytree(base, folder, ignore=shutil.ignore_patterns("model.safetensors"))
+    if weights == "link":
+        os.symlink(base / "model.safetensors", folder / "model.safetensors")
+    else:
+        shutil.copy(base / "model.safetensors", folder / "model.safetensors")
+    for file, edit in (edits or {}).items():
+        path = folder / file
+        data = json.loads(path.read_text()) if path.exists() else {}
+        data = edit(data) or data
+        path.write_text(json.dumps(data))
+    return folder
+
+
+def pooled_by(mode):
+    def edit(config):
+        for key in list(config):
+            if key.startswith("pooling_mode_"):
+                config[key] = False
+        config[{"cls": "pooling_mode_cls_token", "max": "pooling_mode_max_tokens",
+                "weightedmean": "pooling_mode_weightedmean_tokens"}[mode]] = True
+    return edit
+
+
+def onnx_embedder(onnx_export, folder, tmp_path, tokenizer_from=None):
+    """The OnnxEmbedder of an export of folder: the session's ONNX graph (the same
+    transformer), with the embedding.json an export of folder writes."""
+    from codebase_rag.embed import OnnxEmbedder
+    export = tmp_path / f"export-{folder.name}"
+    shutil.copytree(onnx_export, export)
+    if tokenizer_from:
+        shutil.copy(tokenizer_from / "tokenizer.json", export / "tokenizer.json")
+    (export / CONFIG_FILE).write_text(json.dumps(model_config(folder)))
+    return OnnxEmbedder(export)
+
+
+def st_model(folder):
+    from sentence_transformers import SentenceTransformer
+    return SentenceTransformer(str(folder), device="cpu")
+
+
+def close(a, b):
+    return np.allclose(a, b, atol=2e-5)
+
+
+def test_the_packaged_model_is_read_as_the_tool_always_embedded():
+    """Its configuration is the default, so its export (and every index of it) stays valid."""
+    assert model_config(resolve_model()[0]) == DEFAULT_CONFIG
+
+
+@pytest.mark.parametrize("mode", ["cls", "max"])
+def test_pooling_is_the_folders_own(onnx_export, tmp_path, mode):
+    folder = variant(tmp_path, mode, {"1_Pooling/config.json": pooled_by(mode)})
+    ours = onnx_embedder(onnx_export, folder, tmp_path)(TEXTS)
+    theirs = st_model(folder).encode(TEXTS, normalize_embeddings=True)
+    stock = st_model(resolve_model()[0]).encode(TEXTS, normalize_embeddings=True)
+    assert close(ours, theirs) and not close(ours, stock)
+
+
+def test_query_and_document_prompts_are_applied(onnx_export, tmp_path):
+    prompts = {"query": "query: ", "document": "passage: "}
+    folder = variant(tmp_path, "prompted", {
+        "config_sentence_transformers.json": lambda c: c.update(prompts=prompts)})
+    model, ours = st_model(folder), onnx_embedder(onnx_export, folder, tmp_path)
+    assert close(ours.queries(TEXTS[:1]), model.encode_query(TEXTS[:1], normalize_embeddings=True))
+    assert close(ours(TEXTS), model.encode_document(TEXTS, normalize_embeddings=True))
+    assert not close(ours.queries(TEXTS[:1]), ours(TEXTS[:1]))
+
+
+def test_the_maximum_length_is_the_folders_own(onnx_export, tmp_path):
+    folder = variant(tmp_path, "short", {
+        "sentence_bert_config.json": lambda c: c.update(max_seq_length=16)})
+    long_text = [" ".join(TEXTS * 6)]
+    model = st_model(folder)
+    assert model.max_seq_length == 16
+    ours = onnx_embedder(onnx_export, folder, tmp_path)(long_text)
+    assert close(ours, model.encode(long_text, normalize_embeddings=True))
+
+
+def test_a_folder_that_lower_cases_its_input_is_read_lower_cased(onnx_export, tmp_path):
+    """A cased tokenizer (its normaliser keeps case) under do_lower_case."""
+    def cased(tokenizer):
+        tokenizer["normalizer"]["lowercase"] = False
+    folder = variant(tmp_path, "lower", {
+        "tokenizer.json": cased,
+        "sentence_bert_config.json": lambda c: c.update(do_lower_case=True)})
+    text = ["REFILLS THE Energy TIMERS"]
+    ours = onnx_embedder(onnx_export, folder, tmp_path, tokenizer_from=folder)(text)
+    assert close(ours, st_model(folder).encode(text, normalize_embeddings=True))
+    assert close(ours, st_model(folder).encode([text[0].lower()], normalize_embeddings=True))
+
+
+def with_module(kind):
+    def edit(modules):
+        return modules + [{"idx": len(modules), "name": str(len(modules)), "path": "3_Dense",
+                           "type": f"sentence_transformers.models.{kind}"}]
+    return edit
+
+
+@pytest.mark.parametrize("edits, said", [
+    ({"modules.json": with_module("Dense")}, "made of Transformer + Pooling + Normalize + Dense"),
+    ({"1_Pooling/config.json": pooled_by("weightedmean")}, "pools by weightedmean"),
+    ({"1_Pooling/config.json": lambda c: c.update(word_embedding_dimension=768)},
+     "vectors of 768 dimensions"),
+    ({"modules.json": lambda m: m[:2],
+      "config_sentence_transformers.json": lambda c: c.update(similarity_fn_name="dot")},
+     "ranks by dot"),
+    ({"config_sentence_transformers.json": lambda c: c.update(prompts={"query": "q: "}),
+      "1_Pooling/config.json": lambda c: c.update(include_prompt=False)},
+     "pools without its prompt"),
+])
+def test_a_folder_the_tool_cannot_honour_is_refused(tmp_path, edits, said):
+    folder = variant(tmp_path, "odd", edits)
+    with pytest.raises(UsageError) as refused:
+        resolve_model(str(folder))
+    assert said in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_folder_without_modules_is_refused_by_the_cli_in_one_line(cli, sample_tree, tmp_path):
+    folder = tmp_path / "plain"
+    shutil.copytree(resolve_model()[0], folder)
+    (folder / "modules.json").unlink()
+    proc = cli.index(sample_tree, tmp_path / "db", "--model", folder, check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"the model in {folder} is not a sentence-transformers folder" \
+        in lines[0]
+
+
+def test_a_folder_model_is_known_by_its_weights_and_settings(tmp_path):
+    folder = variant(tmp_path, "mine", weights="copy")
+    path, model_id = resolve_model(str(folder))
+    assert model_id.startswith(f"{folder}#sha256=") and path == str(folder)
+    assert resolve_model(model_id) == (path, model_id)          # what an index recorded
+    weights = folder / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1                                               # one bit of one weight
+    weights.write_bytes(bytes(data))
+    with pytest.raises(UsageError, match="other weights or settings than when the index"):
+        resolve_model(model_id)
+    assert resolve_model(str(folder))[1] != model_id
+
+
+def seed_export(onnx_export, folder, cache):
+    """This machine's export of folder, as if it had made it (the session's ONNX graph)."""
+    path, model_id = resolve_model(str(folder))
+    target = export_dir(path, model_id, cache)
+    shutil.copytree(onnx_export, target)
+    (target / CONFIG_FILE).write_text(json.dumps(model_config(folder)))
+    write_model_manifest(target)
+    return target
+
+
+def test_an_index_embeds_with_its_folder_and_refuses_the_folder_changed(
+        cli, onnx_export, sample_tree, tmp_path):
+    """Built with the stock model, then rebuilt with a cls folder: every stored vector is the
+    folder's (none kept from the stock model's cache), the index records the folder's hash,
+    and once the folder's pooling changes a query refuses in one line."""
+    import sqlite3
+    from codebase_rag.embed import OnnxEmbedder
+    folder = variant(tmp_path, "cls", {"1_Pooling/config.json": pooled_by("cls")})
+    cache = cli.fresh_cache(tmp_path / "cache")
+    export = seed_export(onnx_export, folder, cache)
+    stock_path, stock_id = resolve_model()
+    shutil.copytree(onnx_export, export_dir(stock_path, stock_id, cache))
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    cli.index(sample_tree, db, "--rebuild", "--model", folder)
+    from codebase_rag.indexer import build_file
+    from codebase_rag.text import cache_key
+    exported = OnnxEmbedder(export)
+    rel = next(p for p in sorted(sample_tree.rglob("*.cs"))).relative_to(sample_tree).as_posix()
+    texts = [w[3] for w in build_file(rel, (sample_tree / rel).read_text(),
+                                      exported.count_tokens)[1]]
+    with sqlite3.connect(db / "index.sqlite") as con:
+        recorded = con.execute("SELECT value FROM meta WHERE key='model'").fetchone()[0]
+        vectors = dict(con.execute("SELECT key, vec FROM vectors").fetchall())
+    assert recorded == resolve_model(str(folder))[1]
+    stored = np.stack([np.frombuffer(vectors[cache_key(t)], dtype=np.float32) for t in texts])
+    assert close(stored, exported(texts))
+    assert not close(stored[:1], OnnxEmbedder(onnx_export)(texts[:1]))
+    assert cli.run("query.py", "--db", db, "energy").returncode == 0
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(
+        {"word_embedding_dimension": 384, "pooling_mode_max_tokens": True}))
+    proc = cli.run("query.py", "--db", db, "energy", check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "other weights or settings than when the index was built" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
