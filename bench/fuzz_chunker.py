@@ -1,31 +1,29 @@
 #!/usr/bin/env python3
 """Fuzz a chunker: random token soup, deep nesting and mutated real code, seeded and repeatable.
 
-    python bench/fuzz_chunker.py --source REPO [--lang cs|ts] [--cases 100000] [--seed 1]
+    python bench/fuzz_chunker.py --source REPO [--lang cs|ts|go|java|rust|c|cpp] [--cases 100000]
+                                 [--seed 1]
 
 --lang cs (the default) fuzzes the C# chunker on *.cs files; --lang ts the TypeScript and
 JavaScript chunker on *.ts *.tsx *.js ... files (each case parsed with the grammar of its
-file's extension, or of a random one for soup and nesting).
+file's extension, or of a random one for soup and nesting); go, java, rust, c and cpp the
+tree-sitter driver with that language's table.
 Each case must chunk without an exception (a ChunkerLimit, for nesting beyond the stated
 limit or a minified-looking line, is the one allowed, since the indexer reports it), within
---slow seconds, and give sane chunks: lines in order and inside the file, a known kind, never
-a keyword for a name. Prints a summary line with the slowest case and the first failures;
+--slow seconds, and give sane chunks by the one chunk contract (codebase_rag/chunkers/
+contract.py): lines in order and inside the file, a known kind, never a keyword for a name. Prints a summary line with the slowest case and the first failures;
 exit 1 if any case failed.
 """
 import argparse
 import random
-import re
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from codebase_rag.chunkers import ChunkerLimit, csharp, typescript
+from codebase_rag.chunkers import ChunkerLimit, contract, typescript
+from codebase_rag.languages import LANGUAGES
 from codebase_rag.walk import read_source
 
-CS_KINDS = {"method", "constructor", "destructor", "operator", "conversion", "property",
-            "indexer", "event", "class", "struct", "record", "record struct", "interface",
-            "enum", "delegate", "top-level", "file"}
 CS_FRAGMENTS = [
     "class", "struct", "record", "interface", "enum", "namespace", "delegate", "event",
     "operator", "this", "where", "new", "void", "int", "M", "X", "get", "set", "public",
@@ -49,54 +47,74 @@ TS_FRAGMENTS = [
 TS_OPENERS = ["class C {", "namespace N {", "{ a: ", "f(", "() => {", "function f() {", "`${",
               "<div>{", "(", "[", "x = { m() {}, n: ", "if (x) {", "@d\n", "a ? b : "]
 TS_EXTS = tuple(typescript.GRAMMAR)
-KEYWORD_DECLARED = re.compile(r"\b(?:function\*?|const|let|var|class|interface|type|enum)\s+(\w+)")
-RESERVED = frozenset("""break case catch class const continue debugger delete do else enum export
-extends false finally for function if import in instanceof new null return super switch this
-throw true try typeof var void while with let static yield await implements interface package
-private protected public""".split())
+C_FRAGMENTS = [
+    "int", "void", "static", "struct", "union", "enum", "typedef", "const", "extern", "inline",
+    "f", "x", "T", "*", "&", "(", ")", "{", "}", "[", "]", ";", ",", "=", ":", "::", "->", ".",
+    "#if X\n", "#ifdef Y\n", "#else\n", "#endif\n", "#define M(a) {\n", '"', "'", "\\",
+    "//", "/*", "*/", "/**", "\n", " ", "\t", "int f(void) {", "struct s {", 'extern "C" {',
+]
+CPP_FRAGMENTS = C_FRAGMENTS + [
+    "class", "namespace", "template", "<", ">", "typename", "public:", "private:", "virtual",
+    "operator", "~", "Foo::", "using", 'R"(', ')"', "[]() {", "template <class T>",
+]
+GO_FRAGMENTS = [
+    "package", "func", "type", "struct", "interface", "var", "const", "import", "go", "defer",
+    "return", "map", "chan", "(", ")", "{", "}", "[", "]", "*", ",", ";", ":=", "=", ".", "...",
+    "`", '"', "'", "//", "/*", "*/", "\n", " ", "\t", "func (s *S) M() {", "type T struct {",
+    "func F[T any](x T) {", "x", "T", "S",
+]
+JAVA_FRAGMENTS = [
+    "class", "interface", "enum", "record", "@interface", "public", "private", "static",
+    "final", "abstract", "void", "int", "new", "return", "extends", "implements", "throws",
+    "default", "@Override", "@A(", "(", ")", "{", "}", "[", "]", "<", ">", ";", ",", "=", ".",
+    "->", "::", '"', '"""', "'", "//", "/*", "*/", "/**", " * @param x\n", "\n", " ", "\t",
+    "void m() {", "class C {", "static {", "x", "T", "A",
+]
+RUST_FRAGMENTS = [
+    "fn", "impl", "trait", "struct", "enum", "union", "type", "mod", "pub", "use", "let",
+    "mut", "for", "where", "macro_rules!", "unsafe", "async", "const", "static", "self",
+    "Self", "#[derive(Debug)]", "#[cfg(test)]", "(", ")", "{", "}", "[", "]", "<", ">", "'a",
+    ";", ",", "=", "=>", "->", "::", ":", "&", '"', 'r#"', '"#', "'", "//", "///", "/*", "*/",
+    "\n", " ", "\t", "fn f() {", "impl T for S {", "mod m {", "x", "T", "S",
+]
 
 
-def cs_problems(text, chunks):
-    n_lines = text.count("\n") + 1
-    bad = []
-    for c in chunks:
-        if not 1 <= c.start_line <= c.sig_line <= c.end_line <= n_lines:
-            bad.append(f"lines out of order or outside 1..{n_lines}: {c}")
-        if c.kind not in CS_KINDS:
-            bad.append(f"unknown kind: {c.kind}")
-        if c.member in csharp.KEYWORDS:
-            bad.append(f"named after a keyword: {c.member}")
-    return bad
+def problems_of(name):
+    """The one chunk contract (codebase_rag/chunkers/contract.py), for a language."""
+    return lambda text, chunks: contract.problems(text, chunks, name)
 
 
-def ts_problems(text, chunks):
-    """Lines in order and in the file, chunks in file order, a known kind, and no keyword
-    declared as a name (a keyword is a fine property name: `promise.catch(...)`, `delete() {}`)."""
-    n_lines = text.count("\n") + 1
-    bad = []
-    for c in chunks:
-        if not 1 <= c.start_line <= c.end_line <= n_lines or \
-                not c.start_line <= c.sig_line <= c.end_line:
-            bad.append(f"lines out of order or outside 1..{n_lines}: {c}")
-        if c.kind not in typescript.KINDS:
-            bad.append(f"unknown kind: {c.kind}")
-        declared = KEYWORD_DECLARED.match(c.signature.removeprefix("export ").removeprefix(
-            "default ").removeprefix("declare ").removeprefix("async "))
-        if c.member in RESERVED and declared and declared.group(1) == c.member:
-            bad.append(f"named after a keyword: {c}")
-    if [(c.start_line, c.end_line) for c in chunks] != \
-            sorted((c.start_line, c.end_line) for c in chunks):
-        bad.append("chunks are not in file order")
-    return bad
+def row(name):
+    return next(lang for lang in LANGUAGES if lang.name == name)
 
 
 LANGS = {
-    "cs": dict(exts=(".cs",), fragments=CS_FRAGMENTS, openers=CS_OPENERS, problems=cs_problems,
-               chunk=lambda text, ext: csharp.chunk(text),
+    "cs": dict(exts=(".cs",), fragments=CS_FRAGMENTS, openers=CS_OPENERS,
+               problems=problems_of("csharp"), chunk=row("csharp").chunk,
                closers=["}", '}"', ")"], inner=["", "x", "void M() { }"]),
-    "ts": dict(exts=TS_EXTS, fragments=TS_FRAGMENTS, openers=TS_OPENERS, problems=ts_problems,
-               chunk=typescript.chunk, closers=["}", "}`", ")", "]", "</div>", "}}"],
+    "ts": dict(exts=TS_EXTS, fragments=TS_FRAGMENTS, openers=TS_OPENERS,
+               problems=problems_of("typescript"), chunk=typescript.chunk,
+               closers=["}", "}`", ")", "]", "</div>", "}}"],
                inner=["", "x", "function f() {}", "m() {}", "<a/>"]),
+    "go": dict(exts=(".go",), fragments=GO_FRAGMENTS, problems=problems_of("go"),
+               openers=["func f() {", "type T struct {", "(", "{", "x := []int{", "`"],
+               chunk=row("go").chunk, closers=["}", ")", "`"], inner=["", "x", "func g() {}"]),
+    "java": dict(exts=(".java",), fragments=JAVA_FRAGMENTS, problems=problems_of("java"),
+                 openers=["class C {", "void m() {", "(", "{", "new Object() {", "@A("],
+                 chunk=row("java").chunk, closers=["}", ")"], inner=["", "x", "void m() {}"]),
+    "rust": dict(exts=(".rs",), fragments=RUST_FRAGMENTS, problems=problems_of("rust"),
+                 openers=["mod m {", "impl T {", "fn f() {", "(", "{", "[", "|x| {"],
+                 chunk=row("rust").chunk, closers=["}", ")", "]"], inner=["", "x", "fn g() {}"]),
+    "c": dict(exts=(".c", ".h"), fragments=C_FRAGMENTS, problems=problems_of("c"),
+              openers=["struct s {", "int f() {", "(", "{", "#if X\n", 'extern "C" {'],
+              chunk=row("c").chunk, closers=["}", ")", "#endif\n"],
+              inner=["", "x", "int g() {}"]),
+    "cpp": dict(exts=(".cpp", ".hpp", ".cc", ".h"), fragments=CPP_FRAGMENTS,
+                problems=problems_of("cpp"),
+                openers=["namespace n {", "class C {", "template <class T> struct S {", "(",
+                         "{", "void f() {"],
+                chunk=lambda text, ext: (row("c") if ext == ".h" else row("cpp")).chunk(text, ext),
+                closers=["}", "};", ")"], inner=["", "x", "void g() {}"]),
 }
 
 
@@ -164,7 +182,7 @@ def run(sources, cases, seed, slow=2.0, report=5, lang="cs"):
             bad.append(f"took {took:.1f}s")
         if bad:
             failures.append((case, kind, bad[0], text[:200]))
-    what = "C#" if lang == "cs" else "TS/JS"
+    what = {"cs": "C#", "ts": "TS/JS"}.get(lang, lang)
     print(f"fuzz {lang}: seed {seed}, {cases:,} cases ({kinds['real']:,} mutated real {what}, "
           f"{kinds['soup']:,} token soup, {kinds['deep']:,} deep nesting) from "
           f"{len(sources):,} files: {len(failures)} failures; slowest case {slowest[0]:.3f}s "

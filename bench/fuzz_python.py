@@ -6,22 +6,20 @@ seeded and repeatable.
 
 Each case must chunk without an exception (a ChunkerLimit for nesting beyond the stated
 limit is the one allowed, since the indexer reports it), within --slow seconds, and give
-sane chunks: lines in order and inside the file, a known kind, a name that is an
-identifier and never a keyword, doc lines inside the chunk, chunks in file order.
+sane chunks by the one chunk contract (codebase_rag/chunkers/contract.py): lines in order
+and inside the file, a known kind, a name that is an identifier and never a keyword, doc
+lines inside the chunk, chunks in file order.
 Prints a summary line and the first failures; exit 1 if any case failed.
 """
 import argparse
-import keyword
 import random
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from codebase_rag.chunkers import ChunkerLimit, Chunks, python  # noqa: E402
-from codebase_rag.walk import read_source  # noqa: E402
+from codebase_rag.chunkers import ChunkerLimit, Chunks, contract, python
+from codebase_rag.walk import read_source
 
-KINDS = {"function", "method", "class", "module", "attributes"}
 FRAGMENTS = [
     "def", "class", "async", "await", "@", "lambda", "if", "elif", "else", "try", "except",
     "finally", "with", "for", "while", "match", "case", "return", "yield", "import", "from",
@@ -32,28 +30,9 @@ FRAGMENTS = [
 
 
 def problems(text, result):
-    """What is wrong with the chunks of text, whatever the text: [] when all is sane."""
-    n_lines = text.count("\n") + 1
-    bad = []
-    if not isinstance(result, Chunks) or not isinstance(result.parse_errors, int) or \
-            result.parse_errors < 0:
-        bad.append(f"not a Chunks with a parse-error count: {result!r}")
-    for c in result:
-        if not 1 <= c.start_line <= c.sig_line <= c.end_line <= n_lines:
-            bad.append(f"lines out of order or outside 1..{n_lines}: {c}")
-        if c.kind not in KINDS:
-            bad.append(f"unknown kind: {c}")
-        if c.kind in ("function", "method", "class") and \
-                (not c.member.isidentifier() or keyword.iskeyword(c.member)):
-            bad.append(f"not a name: {c}")
-        if c.doc_lines and not c.start_line <= c.doc_lines[0] <= c.doc_lines[1] <= c.end_line:
-            bad.append(f"doc lines outside the chunk: {c}")
-        if len(c.signature) > python.MAX_SIGNATURE:
-            bad.append(f"signature over {python.MAX_SIGNATURE} characters: {c}")
-    if [(c.start_line, c.end_line) for c in result] != \
-            sorted((c.start_line, c.end_line) for c in result):
-        bad.append("chunks are not in file order")
-    return bad
+    """What is wrong with the chunks of text (the one chunk contract): [] when all is sane."""
+    bad = contract.problems(text, result, "python")
+    return bad + ([] if isinstance(result, Chunks) else [f"not a Chunks: {result!r}"])
 
 
 def soup(rng):

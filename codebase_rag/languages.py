@@ -20,16 +20,20 @@ class Language:
     never_walked: tuple = ()  # folders that hold nobody's source (dependencies, caches)
     beside: tuple = ()        # (marker, folders): folders of generated files, skipped where
                               # the marker folder sits beside them
+    syntax: str = ""          # its table in chunkers/tables.py when module is "syntax", the
+                              # one tree-sitter driver; "" for a chunker of its own
 
     def chunk(self, text, ext):
         """The chunks of a file's text (the chunker module is imported on first use)."""
-        return importlib.import_module(f"{__package__}.chunkers.{self.module}").chunk(text, ext)
+        module = importlib.import_module(f"{__package__}.chunkers.{self.module}")
+        return module.chunk(text, ext, self.syntax) if self.syntax else module.chunk(text, ext)
 
     def is_test(self, path):
         *folders, name = path.split("/")
         return any(self.test_dir.search(f) for f in folders) or bool(self.test_file.search(name))
 
 
+NEVER = re.compile(r"(?!)")          # a language with no folder of test code by convention
 JS_TEST_DIR = re.compile(r"^(__tests__|tests?|e2e)$")
 JS_TEST_FILE = re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$")
 LANGUAGES = (
@@ -51,6 +55,18 @@ LANGUAGES = (
              excludes=("build/", "dist/"),
              never_walked=("__pycache__/", ".venv/", "venv/", ".tox/", ".nox/", ".eggs/",
                            "*.egg-info/", "site-packages/", ".mypy_cache/", ".pytest_cache/")),
+    Language("go", (".go",), "syntax", 1, syntax="go",
+             test_dir=NEVER, test_file=re.compile(r"_test\.go$"),
+             never_walked=("vendor/", "testdata/")),
+    Language("java", (".java",), "syntax", 1, syntax="java",
+             test_dir=re.compile(r"^tests?$"), test_file=re.compile(r"Tests?\.java$"),
+             excludes=("target/", "build/"), never_walked=(".gradle/",)),
+    Language("rust", (".rs",), "syntax", 1, syntax="rust",
+             test_dir=re.compile(r"^tests$"), test_file=NEVER, excludes=("target/",)),
+    Language("c", (".c", ".h"), "syntax", 1, syntax="c",
+             test_dir=NEVER, test_file=NEVER, excludes=("build/", "third_party/")),
+    Language("cpp", (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx"), "syntax", 1, syntax="cpp",
+             test_dir=NEVER, test_file=NEVER, excludes=("build/", "third_party/")),
 )
 EXTENSIONS = tuple(ext for lang in LANGUAGES for ext in lang.extensions)
 

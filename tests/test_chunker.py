@@ -17,6 +17,7 @@ The rules these tests pin down:
     one 'top-level' chunk; a file with no chunk at all gets one 'file' chunk;
   * whatever the input, chunking never raises and every chunk lies inside the file.
 """
+import os
 import random
 import subprocess
 import sys
@@ -25,15 +26,12 @@ from pathlib import Path
 
 import pytest
 
-from codebase_rag.chunkers import ChunkerLimit, csharp
+from codebase_rag.chunkers import ChunkerLimit, contract, csharp
 
-KINDS = {"method", "constructor", "destructor", "operator", "conversion", "property",
-         "indexer", "event", "class", "struct", "record", "record struct", "interface",
-         "enum", "delegate", "top-level", "file"}
-STATEMENT_KEYWORDS = {"if", "else", "for", "foreach", "while", "do", "switch", "case",
-                      "using", "lock", "return", "try", "catch", "finally", "throw",
-                      "fixed", "checked", "unchecked", "yield", "await", "goto", "break",
-                      "continue", "new", "var", "get", "set", "add", "remove", "value"}
+STATEMENT_WORDS = {"if", "else", "for", "foreach", "while", "do", "switch", "case", "using", "lock",
+                   "return", "try", "catch", "finally", "throw", "fixed", "checked", "unchecked",
+                   "yield", "await", "goto", "break", "continue", "new", "var", "get", "set",
+                   "add", "remove", "value"}
 
 
 def cs(src):
@@ -43,20 +41,8 @@ def cs(src):
 
 
 def problems(text, result):
-    """What is wrong with the chunks of text, whatever the text: [] when all is sane."""
-    n_lines = text.count("\n") + 1
-    bad = []
-    for c in result:
-        if not 1 <= c.start_line <= c.sig_line <= c.end_line <= n_lines:
-            bad.append(f"lines out of order or outside 1..{n_lines}: {c}")
-        if c.kind not in KINDS:
-            bad.append(f"unknown kind: {c}")
-        if c.member in csharp.KEYWORDS or c.member in STATEMENT_KEYWORDS:
-            bad.append(f"named after a keyword: {c}")
-    if [(c.start_line, c.end_line) for c in result] != \
-            sorted((c.start_line, c.end_line) for c in result):
-        bad.append("chunks are not in file order")
-    return bad
+    """What is wrong with the chunks of text, whatever the text (the one chunk contract)."""
+    return contract.problems(text, result, "csharp")
 
 
 def chunk(src):
@@ -941,7 +927,7 @@ def test_statements_in_a_broken_class_never_become_chunks_named_after_keywords()
             void N() { }
         }
         """)
-    assert all(c.member not in STATEMENT_KEYWORDS | csharp.KEYWORDS for c in result)
+    assert all(c.member not in STATEMENT_WORDS | csharp.KEYWORDS for c in result)
     assert all(c.kind not in ("method", "constructor") or c.member in ("M", "N")
                for c in result)
 
@@ -1516,6 +1502,7 @@ def test_a_short_fuzz_run_over_mutated_real_csharp_finds_nothing():
     root = Path(__file__).resolve().parents[1]
     proc = subprocess.run([sys.executable, str(root / "bench" / "fuzz_chunker.py"), "--source",
                            str(root / "tests" / "sample"), "--cases", "3000", "--seed", "11"],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, PYTHONPATH=str(root)))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "3,000 cases" in proc.stdout and " 0 failures" in proc.stdout

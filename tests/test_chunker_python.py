@@ -23,7 +23,7 @@ The rules these tests pin down:
     whatever the input, chunking never raises (beyond the stated nesting limit) and
     every chunk lies inside the file.
 """
-import keyword
+import os
 import random
 import subprocess
 import sys
@@ -32,10 +32,9 @@ from pathlib import Path
 
 import pytest
 
-from codebase_rag.chunkers import ChunkerLimit, Chunks, python
+from codebase_rag.chunkers import ChunkerLimit, Chunks, contract, python
 
 ROOT = Path(__file__).resolve().parents[1]
-KINDS = {"function", "method", "class", "module", "attributes"}
 
 
 def py(src):
@@ -45,27 +44,9 @@ def py(src):
 
 
 def problems(text, result):
-    """What is wrong with the chunks of text, whatever the text: [] when all is sane."""
-    n_lines = text.count("\n") + 1
-    bad = []
-    if not isinstance(result, Chunks) or result.parse_errors < 0:
-        bad.append(f"not a Chunks with a parse-error count: {result!r}")
-    for c in result:
-        if not 1 <= c.start_line <= c.sig_line <= c.end_line <= n_lines:
-            bad.append(f"lines out of order or outside 1..{n_lines}: {c}")
-        if c.kind not in KINDS:
-            bad.append(f"unknown kind: {c}")
-        if c.kind in ("function", "method", "class") and \
-                (not c.member.isidentifier() or keyword.iskeyword(c.member)):
-            bad.append(f"not a name: {c}")
-        if c.doc_lines and not c.start_line <= c.doc_lines[0] <= c.doc_lines[1] <= c.end_line:
-            bad.append(f"doc lines outside the chunk: {c}")
-        if len(c.signature) > 300:
-            bad.append(f"signature over 300 characters: {c}")
-    if [(c.start_line, c.end_line) for c in result] != \
-            sorted((c.start_line, c.end_line) for c in result):
-        bad.append("chunks are not in file order")
-    return bad
+    """What is wrong with the chunks of text, whatever the text (the one chunk contract)."""
+    bad = contract.problems(text, result, "python")
+    return bad + ([] if isinstance(result, Chunks) else [f"not a Chunks: {result!r}"])
 
 
 def chunk(src, ext=".py"):
@@ -790,6 +771,7 @@ def test_a_short_fuzz_run_over_mutated_real_python_finds_nothing():
                            "--source", str(ROOT / "tests" / "oracle" / "py"),
                            "--source", str(ROOT / "codebase_rag"),
                            "--cases", "2000", "--seed", "11"],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2,000 cases" in proc.stdout and " 0 failures" in proc.stdout

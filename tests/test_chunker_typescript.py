@@ -22,8 +22,8 @@ The rules (those of the TypeScript compiler oracle, tests/oracle/ts/ts_oracle.js
   * whatever the input, chunking never raises (but for a minified file or nesting beyond
     MAX_NESTING: ChunkerLimit) and every chunk lies inside the file.
 """
+import os
 import random
-import re
 import subprocess
 import sys
 import textwrap
@@ -31,17 +31,9 @@ from pathlib import Path
 
 import pytest
 
-from codebase_rag.chunkers import ChunkerLimit, typescript
+from codebase_rag.chunkers import ChunkerLimit, contract, typescript
 
 ROOT = Path(__file__).resolve().parents[1]
-RESERVED = frozenset("""break case catch class const continue debugger delete do else enum export
-extends false finally for function if import in instanceof new null return super switch this
-throw true try typeof var void while with let static yield await implements interface package
-private protected public""".split())
-DECLARED = re.compile(r"(?:export |default |declare |async )*"
-                      r"(?:function\*?|const|let|var|class|interface|type|enum)\s+(\w+)")
-
-
 def ts(src):
     """Dedent a snippet; line 1 is the line after the opening quotes."""
     src = textwrap.dedent(src)
@@ -49,24 +41,8 @@ def ts(src):
 
 
 def problems(text, result):
-    """What is wrong with the chunks of text, whatever the text: [] when all is sane. A
-    keyword is a fine property name (`promise.catch(...)`, `delete() {}`), never a declared
-    one (`function if`)."""
-    n_lines = text.count("\n") + 1
-    bad = []
-    for c in result:
-        if not 1 <= c.start_line <= c.end_line <= n_lines or \
-                not c.start_line <= c.sig_line <= c.end_line:
-            bad.append(f"lines out of order or outside 1..{n_lines}: {c}")
-        if c.kind not in typescript.KINDS:
-            bad.append(f"unknown kind: {c}")
-        declared = DECLARED.match(c.signature)
-        if c.member in RESERVED and declared and declared.group(1) == c.member:
-            bad.append(f"named after a keyword: {c}")
-    if [(c.start_line, c.end_line) for c in result] != \
-            sorted((c.start_line, c.end_line) for c in result):
-        bad.append("chunks are not in file order")
-    return bad
+    """What is wrong with the chunks of text, whatever the text (the one chunk contract)."""
+    return contract.problems(text, result, "typescript")
 
 
 def chunk(src, ext=".ts"):
@@ -746,6 +722,7 @@ def test_a_short_fuzz_run_over_mutated_real_typescript_finds_nothing():
     # The long run (100,000+ cases over real repositories) is bench/fuzz_chunker.py --lang ts.
     fuzz = [sys.executable, str(ROOT / "bench" / "fuzz_chunker.py"), "--lang", "ts", "--source",
             str(ROOT / "tests" / "oracle" / "ts"), "--cases", "3000", "--seed", "11"]
-    proc = subprocess.run(fuzz, capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.run(fuzz, capture_output=True, text=True, timeout=600, check=False,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "3,000 cases" in proc.stdout and " 0 failures" in proc.stdout

@@ -7,8 +7,9 @@ import re
 import sqlite3
 
 import pytest
+from conftest import ROOT
 
-from codebase_rag.chunkers import Chunk
+from codebase_rag.chunkers import Chunk, contract
 from codebase_rag.languages import LANGUAGES, Language, chunk_source, language_for
 from codebase_rag.runs import index_tree
 from codebase_rag.text import TEXT_FORMAT
@@ -173,3 +174,35 @@ def test_bundles_and_build_output_are_not_source(tmp_path):
         (tmp_path / rel).write_text("export function f() { return 1; }\n")
     found = sorted(rel for rel, _, _ in walk(tmp_path, Ignore(tmp_path)))
     assert found == ["src/app.ts", "src/bin/cli.js"]    # bin/ is C#'s build output, not JS's
+
+
+# ----------------------------------------------------------------------------- conformance
+FIXTURES = ROOT / "tests" / "fixtures" / "languages"
+
+
+def expected_chunks(lang):
+    """tests/fixtures/languages/LANG/expected.txt: `file kind chain member first-last`, a line
+    per chunk (chain "-" when there is none)."""
+    return (FIXTURES / lang / "expected.txt").read_text().splitlines()
+
+
+@pytest.mark.parametrize("lang", LANGUAGES, ids=lambda lang: lang.name)
+def test_every_language_keeps_the_chunk_contract_on_its_fixture(lang):
+    """One fixture per language, read through the language table as a build reads it,
+    held to the one chunk contract (codebase_rag/chunkers/contract.py), each chunk where
+    the fixture's expected.txt says."""
+    files = sorted(p for p in (FIXTURES / lang.name).iterdir() if p.name != "expected.txt")
+    assert files, f"no fixture in tests/fixtures/languages/{lang.name}/"
+    got = []
+    for path in files:
+        text = path.read_text()
+        chunks = chunk_source(path.name, text)
+        assert contract.problems(text, chunks, lang) == []
+        assert getattr(chunks, "parse_errors", 0) == 0, path.name
+        got += [f"{path.name} {c.kind} {'.'.join(p for p in (c.namespace, c.cls) if p) or '-'} "
+                f"{c.member} {c.start_line}-{c.end_line}" for c in chunks]
+    assert got == expected_chunks(lang.name)
+
+
+def test_every_language_has_a_fixture_and_every_fixture_a_language():
+    assert {p.name for p in FIXTURES.iterdir()} == {lang.name for lang in LANGUAGES}

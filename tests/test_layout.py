@@ -13,8 +13,9 @@ PACKAGE = ROOT / "codebase_rag"
 # what drives them.
 RANK = {
     "config": 0, "errors": 1, "languages": 1,
-    "folder": 2, "walk": 2, "chunkers": 2, "chunkers.csharp": 2, "chunkers.python": 2,
-    "chunkers.typescript": 2, "text": 2,
+    "folder": 2, "walk": 2, "chunkers": 2, "chunkers.parsers": 2, "chunkers.tables": 2,
+    "chunkers.contract": 2, "chunkers.csharp": 3, "chunkers.python": 3,
+    "chunkers.typescript": 3, "chunkers.syntax": 3, "text": 2,
     "export": 3, "chroma": 3, "flat": 3, "cache": 3.5, "embed": 4,
     "store": 4, "lock": 4, "remote": 4,
     "team_wire": 3, "team_chroma": 3.5, "team_postgres": 3.5,
@@ -102,7 +103,7 @@ def code_strings(path):
 
 def test_language_knowledge_lives_in_its_row_and_its_chunker():
     from codebase_rag.languages import LANGUAGES
-    names = {lang.name for lang in LANGUAGES}
+    names = {lang.name for lang in LANGUAGES if len(lang.name) > 2}   # not c, go: SQL aliases, words
     extensions = {e for lang in LANGUAGES for e in lang.extensions}
     for path in [*PACKAGE.rglob("*.py"), ROOT / "index.py", ROOT / "query.py"]:
         if path.name == "languages.py" or "chunkers" in path.parts:

@@ -26,8 +26,11 @@ class Chunk:
 
 class Chunks(list):
     """A chunker's result: the chunks in file order, and how many parse errors the file had
-    (a chunker that recovers from them still yields the chunks of the well-formed parts)."""
+    (a chunker that recovers from them still yields the chunks of the well-formed parts),
+    and, when the extension does not say it, the language the file was read as (a .h file
+    of C++: "cpp"; "" when the extension says it)."""
     parse_errors = 0
+    language = ""
 
 
 class ChunkerLimit(ValueError):

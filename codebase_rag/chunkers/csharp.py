@@ -40,6 +40,9 @@ using virtual void volatile while""".split())
 MODIFIERS = frozenset("""public private protected internal static sealed abstract virtual override
 readonly extern unsafe volatile new partial async const fixed required file ref""".split())
 TYPE_KEYWORDS = frozenset(("class", "struct", "interface", "enum", "record"))
+KINDS = frozenset(("method", "constructor", "destructor", "operator", "conversion", "property",
+                   "indexer", "event", "class", "struct", "record", "record struct", "interface",
+                   "enum", "delegate", "top-level", "file"))
 MEMBER_KINDS = frozenset(("method", "constructor", "destructor", "operator", "conversion",
                           "property", "indexer", "event"))
 
@@ -531,6 +534,12 @@ class _Frame:
         self.type, self.chunks_before = type_, chunks_before
         self.top_first = self.top_last = None
         self.doc, self.outer_doc = doc, outer_doc
+
+
+def rules(table=None):
+    """(kinds, misnamed) for the chunk contract (contract.py): contextual words (get, set,
+    value, var, await, ...) are fine names (`struct set` is C#)."""
+    return KINDS, lambda c: c.member in KEYWORDS
 
 
 def chunk(text, ext=".cs"):

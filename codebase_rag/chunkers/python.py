@@ -41,9 +41,8 @@ Every walk is iterative; classes nested over MAX_NESTING deep raise ChunkerLimit
 import dataclasses
 import keyword
 import re
-import threading
 
-from . import Chunk, ChunkerLimit, Chunks
+from . import Chunk, ChunkerLimit, Chunks, parsers
 
 MAX_NESTING = 10_000        # classes inside classes; real code uses < 10
 MIN_RUN_LINES = 3
@@ -59,18 +58,17 @@ IMPORTS = frozenset(("import_statement", "import_from_statement", "future_import
 TRIVIA = frozenset(("comment", "line_continuation"))
 # where a top-level statement that starts a chunk may begin, to cut a broken region at
 TOP_LEVEL_START = re.compile(rb"^(?:(?:async[ \t]+)?def|class)[ \t]|^@", re.M)
+KINDS = frozenset(("function", "method", "class", "module", "attributes"))
 
-_cache = threading.local()      # one parser per thread: a tree-sitter Parser is not shared
+
+def rules(table=None):
+    """(kinds, misnamed) for the chunk contract (contract.py)."""
+    return KINDS, lambda c: c.kind in ("function", "method", "class") and \
+        (not c.member.isidentifier() or c.member in KEYWORDS)
 
 
 def _parse(data):
-    parser = getattr(_cache, "parser", None)
-    if parser is None:
-        import tree_sitter
-        import tree_sitter_python
-        parser = _cache.parser = tree_sitter.Parser(
-            tree_sitter.Language(tree_sitter_python.language()))
-    return parser.parse(data)
+    return parsers.parse("tree_sitter_python", data, budget=False)
 
 
 def chunk(text, ext=".py"):
@@ -78,19 +76,8 @@ def chunk(text, ext=".py"):
     data = text.encode("utf-8", "surrogatepass")
     root = _parse(data).root_node
     result = Chunks(_Walk(data, ext == ".pyi").run(root, recover=True))
-    result.parse_errors = count_errors(root) if root.has_error else 0
+    result.parse_errors = parsers.count_errors(root)
     return result
-
-
-def count_errors(root):
-    """The ERROR and MISSING nodes in the tree (only subtrees that have one are entered)."""
-    n, stack = 0, [root]
-    while stack:
-        node = stack.pop()
-        if node.is_error or node.is_missing:
-            n += 1
-        stack.extend(c for c in node.children if c.has_error or c.is_missing)
-    return n
 
 
 # ----------------------------------------------------------------------------- tree helpers

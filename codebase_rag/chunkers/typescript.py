@@ -16,25 +16,15 @@ The walk keeps its own stack: deep nesting cannot reach Python's recursion limit
 """
 import re
 
-from . import Chunk, ChunkerLimit, Chunks
+from . import Chunk, ChunkerLimit, Chunks, parsers
+from .parsers import MAX_LINE, looks_minified  # noqa: F401 - MAX_LINE: said in its tests
 
 GRAMMAR = {".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
            ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
            ".jsx": "javascript"}
 KINDS = frozenset(("function", "method", "constructor", "getter", "setter", "interface", "type",
                    "enum", "class", "namespace"))
-# A line this long is minified or generated only when it is also dense in `;{}`: real source
-# has lines of 9-32 KB that are one regex or string (keyword lists, SVG paths, base64), with
-# none of those; minified bundles have 20-40 of them per 1,000 characters.
-MAX_LINE = 5000
-MIN_CODE_DENSITY = 5 / 1000
 MAX_NESTING = 1000        # containers (classes, namespaces, objects) inside each other
-# tree-sitter reports progress every 100 parse steps. Real files (typeorm, eslint with its
-# broken-syntax fixtures, react-bootstrap, prism) take at most 16 reports per 1,000 bytes; some
-# damaged input sends its error recovery quadratic (3,000 lines of `a ? b :` then `}}`: 10,000
-# per 1,000 bytes, 45 s). The parse stops, deterministically, at 6 times the worst real rate.
-PARSE_REPORTS_PER_KB = 100
-PARSE_REPORTS_FLOOR = 1000
 
 RESERVED = frozenset("""break case catch class const continue debugger default delete do else
 enum export extends false finally for function if import in instanceof new null return super
@@ -46,44 +36,31 @@ protected public static yield await""".split())   # never a declared name (stric
 STATEMENT_WORDS = frozenset("""if else for while do switch case try catch finally with return
 throw break continue function var let const""".split())
 
-_PARSERS = {}
 _FUNCTIONS = frozenset(("arrow_function", "function_expression", "generator_function",
                         "function"))
 _CLASSES = frozenset(("class_declaration", "abstract_class_declaration", "class"))
 _TRANSPARENT = frozenset(("parenthesized_expression", "as_expression", "satisfies_expression",
                           "type_assertion", "non_null_expression"))
 _CALLS = frozenset(("call_expression", "new_expression"))
-_LONG_LINE = re.compile(r"[^\n]{%d,}" % (MAX_LINE + 1))
 _COMMENT = re.compile(rb"/\*.*?\*/|//[^\n]*", re.S)
 _DOC_MARKERS = re.compile(r"^\s*/\*\*+|\*+/\s*$|^\s*\*+ ?", re.M)
 _INLINE_TAG = re.compile(r"\{@\w+\s+([^}|\s]+)(?:[|\s]+([^}]*))?\}")
 
 
-def _parser(grammar):
-    """The tree-sitter parser of a grammar, made on first use (importing only that grammar)."""
-    parser = _PARSERS.get(grammar)
-    if parser is None:
-        from tree_sitter import Language, Parser
-        if grammar == "javascript":
-            import tree_sitter_javascript
-            language = tree_sitter_javascript.language()
-        else:
-            import tree_sitter_typescript
-            language = (tree_sitter_typescript.language_tsx() if grammar == "tsx"
-                        else tree_sitter_typescript.language_typescript())
-        parser = _PARSERS[grammar] = Parser(Language(language))
-    return parser
+GRAMMAR_WHEEL = {"typescript": "tree_sitter_typescript:language_typescript",
+                 "tsx": "tree_sitter_typescript:language_tsx",
+                 "javascript": "tree_sitter_javascript"}
+_DECLARED = re.compile(r"(?:export |default |declare |async )*"
+                       r"(?:function\*?|const|let|var|class|interface|type|enum)\s+(\w+)")
 
 
-def looks_minified(text):
-    """The first line over MAX_LINE characters that is dense in code punctuation, or None."""
-    if len(text) <= MAX_LINE:
-        return None
-    for m in _LONG_LINE.finditer(text):
-        line = m.group()
-        if line.count(";") + line.count("{") + line.count("}") > MIN_CODE_DENSITY * len(line):
-            return text.count("\n", 0, m.start()) + 1, len(line)
-    return None
+def rules(table=None):
+    """(kinds, misnamed) for the chunk contract (contract.py): a keyword is a fine property
+    name (`promise.catch(...)`, `delete() {}`), never a declared one (`function if`)."""
+    def misnamed(c):
+        declared = _DECLARED.match(c.signature)
+        return c.member in RESERVED and declared is not None and declared.group(1) == c.member
+    return KINDS, misnamed
 
 
 def jsdoc_text(comment):
@@ -196,25 +173,8 @@ class _Container:
 
 class _Chunker:
     def __init__(self, text, grammar):
-        self.src = src = text.encode("utf-8", "replace")
-        budget = PARSE_REPORTS_FLOOR + PARSE_REPORTS_PER_KB * len(src) // 1000
-        reports = 0
-
-        def progress(offset, has_error):
-            nonlocal reports
-            reports += 1
-            return reports > budget          # True cancels the parse
-
-        parser = _parser(grammar)
-        try:
-            self.tree = parser.parse(lambda at, point: src[at:at + 65536],
-                                     progress_callback=progress)
-        except ValueError:                   # "Parsing failed": cancelled
-            self.tree = None
-        if self.tree is None:
-            parser.reset()                   # else the next parse resumes this one
-            raise ChunkerLimit(f"the parser gave up on its error recovery after "
-                               f"{budget * 100:,} steps")
+        self.src = text.encode("utf-8", "replace")
+        self.tree = parsers.parse(GRAMMAR_WHEEL[grammar], self.src)
         self.chunks = Chunks()
         self.units = 0             # every oracle unit so far, chunk or container
         self.stack = []
@@ -371,20 +331,8 @@ class _Chunker:
             step, args = self.stack.pop()
             step(*args)
         self.chunks.sort(key=lambda c: (c.start_line, c.end_line))
-        self.chunks.parse_errors = self.count_errors(root)
+        self.chunks.parse_errors = parsers.count_errors(root)
         return self.chunks
-
-    @staticmethod
-    def count_errors(root):
-        if not root.has_error:
-            return 0
-        n, todo = 0, [root]
-        while todo:
-            node = todo.pop()
-            if node.is_missing or node.type == "ERROR":
-                n += 1
-            todo.extend(c for c in node.children if c.has_error or c.is_missing)
-        return n
 
     def later(self, step, *args):
         self.stack.append((step, args))

@@ -1,0 +1,384 @@
+"""The one tree-sitter driver: a language's table (tables.py) in, typed chunks out. Pure:
+text in, chunks out. Go, Java, Rust, C and C++ are read by it; what it knows of each is
+data, and the rules below are the same for all of them.
+
+What a chunk is:
+  * a function with a body (a method, a constructor, an initializer block), from the
+    comment block and attributes directly above it (or its `template<...>`) to its last
+    line. Bodies are never entered: nothing inside one is ever a chunk;
+  * a type that is a chunk whole (a struct, an enum, a typedef, a macro), nested types
+    included;
+  * a container (a class, an interface, a trait, an impl) with no function anywhere inside
+    it, whole; a container with one is no chunk, and its functions and its nested
+    function-free containers and types are;
+  * a namespace (a C++ namespace, a Rust `mod`) that holds no chunk at all, whole;
+  * a file that holds code and no chunk, whole ("file").
+The chain (Chunk.cls) is the names of the containers around a chunk, plus what its own
+name says (C++'s `void Foo::bar()`, Go's receiver `func (t *T) M()`); Chunk.namespace is
+the namespaces around it. The comment block directly above (each comment on a line of its
+own, no blank line between) is the chunk's doc, its markers stripped.
+
+Broken input: tree-sitter recovers what it can, and an ERROR node is read as if its
+children stood in its place. A minified or generated file (parsers.looks_minified) raises
+ChunkerLimit. Chunks.parse_errors counts the ERROR and MISSING nodes. The
+walk keeps its own stack; containers nested over MAX_NESTING deep raise ChunkerLimit.
+
+A .h file is C or C++ (SHARED): C, unless tree-sitter-cpp's tree of it holds a node type
+that C has no form of (a class body, a namespace, a template, `::`, an access specifier, a
+reference: the C++ table's `marks`); then it is chunked as C++ and Chunks.language says
+"cpp". (tree-sitter-c reads `namespace n { ... }` without an error, as an old-style
+function, so its errors cannot decide it.)
+"""
+import re
+
+from . import Chunk, ChunkerLimit, Chunks, parsers
+from .tables import TABLES
+
+MAX_NESTING = 1000
+MAX_SIGNATURE = 300
+MIN_FILE_LINES = 3          # a file of fewer lines of code and no chunk (a package clause
+                            # and an import) is no chunk either
+SHARED = {("c", ".h"): "cpp"}     # an extension two tables read: see the module doc
+
+_LINE_MARKERS = re.compile(r"^[ \t]*(?:/\*+!?|\*+/|\*(?!/)|//[/!]?)?[ \t]?|[ \t]*\*+/[ \t]*$", re.M)
+_JAVADOC_TAG = re.compile(r"^[ \t]*(?:\*[ \t]*)?@\w", re.M)
+_INLINE_TAG = re.compile(r"\{@\w+\s+([^}|\s]+)(?:[|\s]+([^}]*))?\}")
+_SCOPED = {"qualified_identifier": ("name", "scope"), "scoped_identifier": ("name", "path"),
+           "scoped_type_identifier": ("name", "path")}
+_WRAPPING_DECLARATORS = frozenset(("parenthesized_declarator", "reference_declarator"))
+_NAME_SEGMENT = frozenset(("identifier", "type_identifier", "field_identifier",
+                           "namespace_identifier", "destructor_name", "operator_name",
+                           "primitive_type"))
+
+
+def rules(table):
+    """(kinds, misnamed) of a table, for the chunk contract (contract.py)."""
+    s = TABLES[table]
+    kinds = {k for pair in s.functions.values() for k in pair} | set(s.types.values()) | \
+        set(s.containers.values()) | set(s.namespaces.values()) | {"file"} | \
+        {k for _, kinds_of in s.kind_by.values() for k in kinds_of.values()}
+    pattern = re.compile(rf"(?:{s.names_ok})\Z")
+    return frozenset(kinds), lambda c: c.kind != "file" and \
+        (c.member in s.keywords or not pattern.match(c.member))
+
+
+def chunk(text, ext, table):
+    """The chunks of a file's text, read with a table of tables.py (see the module doc).
+    Raises ChunkerLimit for a minified or generated file."""
+    long_line = parsers.looks_minified(text)
+    if long_line:
+        raise ChunkerLimit(f"looks minified or generated: line {long_line[0]:,} has "
+                           f"{long_line[1]:,} characters of code")
+    data = text.encode("utf-8", "surrogatepass")
+    other, language, tree = SHARED.get((table, ext)), "", None
+    if other:
+        tree = parsers.parse(TABLES[other].grammar, data)
+        if _holds(tree.root_node, TABLES[other].marks):
+            table, language = other, other
+        else:
+            tree = None
+    if tree is None:
+        tree = parsers.parse(TABLES[table].grammar, data)
+    root = tree.root_node
+    result = Chunks(_Walk(data, TABLES[table]).run(root))
+    result.parse_errors = parsers.count_errors(root)
+    result.language = language
+    return result
+
+
+def _holds(root, types):
+    """Does the tree hold a node of one of these types (a class, struct or union only
+    with its body)? Stops at the first."""
+    wanted, stack = frozenset(types), [root]
+    while stack:
+        node = stack.pop()
+        if node.type in wanted and (not node.type.endswith("_specifier") or
+                                    node.child_by_field_name("body") is not None):
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def first_line(node):
+    return node.start_point[0] + 1
+
+
+def last_line(node):
+    """The line of a node's last character (a node that ends with its newline, as a `//`
+    comment does, ends on the line before)."""
+    row, col = node.end_point
+    return row + 1 if col or row == node.start_point[0] else row
+
+
+def _text(node):
+    return node.text.decode("utf-8", "replace")
+
+
+def segments(node):
+    """The names a (possibly qualified or generic) name is made of: `a::B<T>::f` ->
+    ["a", "B", "f"]; parts that are no name (`crate::`, `::`) are left out; [] when it
+    ends in no name."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t in _NAME_SEGMENT:
+            out.append(_text(n))
+        elif t in _SCOPED:
+            last, scope = (n.child_by_field_name(f) for f in _SCOPED[t])
+            stack.extend(x for x in (last, scope) if x is not None)
+        elif t in ("template_type", "template_function", "generic_type", "template_method",
+                   "pointer_type", "reference_type"):
+            inner = n.child_by_field_name("name") or n.child_by_field_name("type")
+            if inner is not None:
+                stack.append(inner)
+        elif t == "nested_namespace_specifier":
+            stack.extend(reversed(n.named_children))
+    last = node
+    while last is not None and last.type not in _NAME_SEGMENT:
+        last = (last.child_by_field_name("name") or last.child_by_field_name("type")
+                or (last.named_children[-1] if last.type == "nested_namespace_specifier"
+                    and last.named_child_count else None))
+    return out if last is not None else []
+
+
+class _Frame:
+    """Children being read: of the file, a body, or a node read through. owner: the
+    container or namespace whose body this is (None when read through)."""
+    __slots__ = ("children", "namespace", "chain", "in_container", "doc", "pending", "owner",
+                 "chunks_before", "functions_before", "depth")
+
+    def __init__(self, node, namespace, chain, in_container, doc, depth, owner=None,
+                 chunks_before=0, functions_before=0):
+        self.children = iter(node.children)
+        self.namespace, self.chain, self.in_container = namespace, chain, in_container
+        self.doc, self.depth, self.owner = doc, depth, owner
+        self.pending = []
+        self.chunks_before, self.functions_before = chunks_before, functions_before
+
+
+class _Walk:
+    def __init__(self, data, syntax):
+        self.data, self.s = data, syntax
+        self.name_ok = re.compile(rf"(?:{syntax.names_ok})\Z")
+        self.items = set(syntax.functions) | set(syntax.types) | set(syntax.containers) | \
+            set(syntax.namespaces) | syntax.wrappers | syntax.holders
+        self.chunks, self.n_functions = [], 0
+
+    def run(self, root):
+        frames = [_Frame(root, (), (), False, "", 0)]
+        while frames:
+            frame = frames[-1]
+            node = next(frame.children, None)
+            if node is None:
+                frames.pop()
+                if frame.owner is not None:
+                    self.close(frame)
+                continue
+            t = node.type
+            if t in self.s.leading:
+                frame.pending.append(node)
+            elif t in self.s.through or t == "ERROR":
+                frame.pending = []
+                frames.append(_Frame(node, frame.namespace, frame.chain, frame.in_container,
+                                     frame.doc, frame.depth))
+            elif t in self.items:
+                inner = self.item(node, frame)
+                frame.pending = []
+                if inner is not None:
+                    if inner.depth > MAX_NESTING:
+                        raise ChunkerLimit(f"types and namespaces nested over "
+                                           f"{MAX_NESTING:,} deep")
+                    frames.append(inner)
+            elif node.is_named:
+                frame.pending = []
+        if not self.chunks:
+            self.whole_file(root)
+        self.chunks.sort(key=lambda c: (c.start_line, c.end_line))
+        return self.chunks
+
+    # ------------------------------------------------------------------ items
+    def item(self, outer, frame):
+        """Chunk an item, or return the frame to read its body in (or through it)."""
+        node = outer
+        while True:
+            if node.type in self.s.wrappers:
+                inner = [c for c in node.named_children if c.type in self.items]
+                if len(inner) != 1:
+                    return _Frame(node, frame.namespace, frame.chain, frame.in_container,
+                                  frame.doc, frame.depth)
+                node = inner[0]
+            elif node.type in self.s.holders:
+                inner = node.child_by_field_name("type")
+                if inner is None or inner.child_by_field_name("body") is None or \
+                        inner.type not in self.s.types and inner.type not in self.s.containers:
+                    return None
+                node = inner
+            else:
+                break
+        t = node.type
+        lead = self.leading(outer, frame)
+        if t in self.s.functions:
+            self.function(outer, node, frame, lead)
+        elif t in self.s.types:
+            if t in self.s.bodied and node.child_by_field_name("body") is None:
+                return None
+            named = self.name(node)
+            if named:
+                kind = self.s.types[t]
+                if t in self.s.kind_by:
+                    field, kinds = self.s.kind_by[t]
+                    of = node.child_by_field_name(field)
+                    kind = kinds.get(of.type, kind) if of is not None else kind
+                self.emit(outer, node, frame, named, kind, frame.doc, lead)
+        elif t in self.s.containers or t in self.s.namespaces:
+            body = node.child_by_field_name("body")
+            if body is None:
+                return None
+            named = self.name(node)
+            is_container = t in self.s.containers
+            chain, namespace = frame.chain, frame.namespace
+            if named:
+                extra, name, _ = named
+                if is_container:
+                    chain = chain + tuple(extra) + (name,)
+                else:
+                    namespace = namespace + tuple(extra) + (name,)
+            return _Frame(body, namespace, chain, frame.in_container or is_container,
+                          lead[1] if is_container else frame.doc, frame.depth + 1,
+                          owner=(outer, node, frame, named, lead) if named else
+                          (None,) * 5,
+                          chunks_before=len(self.chunks), functions_before=self.n_functions)
+        return None
+
+    def function(self, outer, node, frame, lead):
+        named = self.name(node)
+        fixed = self.s.names.get(node.type, "").startswith("<")
+        body = node if fixed else node.child_by_field_name("body")
+        if not named or body is None or fixed and not frame.in_container:
+            return                  # (a block is an initializer only right in a type's body)
+        self.n_functions += 1
+        outside, inside = self.s.functions[node.type]
+        kind = inside if frame.in_container or named[0] else outside
+        self.emit(outer, node, frame, named, kind, frame.doc, lead)
+
+    def close(self, frame):
+        """A container with no function inside is one chunk, all it holds included; a
+        namespace with no chunk inside is one."""
+        outer, node, parent, named, lead = frame.owner
+        if node is None:
+            return
+        is_container = node.type in self.s.containers
+        if is_container and self.n_functions == frame.functions_before:
+            del self.chunks[frame.chunks_before:]
+        if len(self.chunks) == frame.chunks_before:
+            kind = (self.s.containers if is_container else self.s.namespaces)[node.type]
+            self.emit(outer, node, parent, named, kind, parent.doc, lead)
+
+    # ------------------------------------------------------------------ chunks
+    def emit(self, outer, node, frame, named, kind, owner_doc, lead):
+        extra, name, name_node = named
+        leading, doc, doc_lines = lead
+        start = min([first_line(outer)] + [first_line(p) for p in leading])
+        sig_line = first_line(name_node) if name_node is not None else first_line(node)
+        self.chunks.append(Chunk(
+            ".".join(frame.namespace), ".".join(frame.chain + tuple(extra)), name, kind,
+            start, last_line(outer), max(start, sig_line), self.signature(outer, node), doc,
+            owner_doc, doc_lines))
+
+    def name(self, node):
+        """(extra chain, name, name node) of an item, or None when it has no name to show."""
+        form = self.s.names.get(node.type)
+        if form and form.startswith("<"):
+            return (), form, None
+        if form == "declarator":
+            d = node
+            while True:
+                nxt = d.child_by_field_name("declarator")
+                if nxt is None and d.type in _WRAPPING_DECLARATORS and d.named_child_count:
+                    nxt = d.named_children[0]
+                if nxt is None:
+                    break
+                d = nxt
+            parts, name_node = segments(d), d
+        elif form == "impl":
+            own = node.child_by_field_name("type")
+            trait = node.child_by_field_name("trait")
+            own_name = segments(own)[-1:] if own is not None else []
+            trait_name = segments(trait)[-1:] if trait is not None else []
+            if not own_name or trait is not None and not trait_name:
+                return None
+            name = f"{trait_name[0]} for {own_name[0]}" if trait_name else own_name[0]
+            return ((), name, own) if self.name_ok.match(name) else None
+        else:
+            name_node = node.child_by_field_name("name")
+            parts = segments(name_node) if name_node is not None else []
+        if not parts or not all(self.name_ok.match(p) for p in parts) or \
+                parts[-1] in self.s.keywords:
+            return None
+        extra = parts[:-1]
+        if form == "receiver":
+            receiver = node.child_by_field_name("receiver")
+            owner = _first_of(receiver, "type_identifier") if receiver is not None else None
+            extra = [_text(owner)] if owner is not None else []
+        return extra, parts[-1], name_node
+
+    def leading(self, outer, frame):
+        """(the nodes directly above an item that belong to it, its doc text, the doc's
+        (first, last) lines): comments and attributes, each on a line of its own, with no
+        blank line between them and the item."""
+        block, top = [], first_line(outer)
+        for p in reversed(frame.pending):
+            if last_line(p) < top - 1 or not self.starts_line(p):
+                break
+            block.append(p)
+            top = first_line(p)
+        block.reverse()
+        comments = [p for p in block if p.type not in self.s.leading or "comment" in p.type]
+        if not comments:
+            return block, "", ()
+        doc = " ".join(d for d in (doc_text(_text(c)) for c in comments) if d)
+        first, last = first_line(comments[0]), last_line(comments[-1])
+        interleaved = any(first < first_line(p) < last for p in block if p not in comments)
+        return block, doc, () if interleaved else (first, last)
+
+    def starts_line(self, node):
+        line_start = self.data.rfind(b"\n", 0, node.start_byte) + 1
+        return not self.data[line_start:node.start_byte].strip()
+
+    def signature(self, outer, node):
+        """The item's text up to its body (or its first line), whitespace collapsed."""
+        body = node.child_by_field_name("body")
+        end = body.start_byte if body is not None and body.start_byte > outer.start_byte else \
+            self.data.find(b"\n", outer.start_byte)
+        if end < 0 or end > outer.end_byte:
+            end = outer.end_byte
+        text = self.data[outer.start_byte:end].decode("utf-8", "replace")
+        return " ".join(text.split())[:MAX_SIGNATURE]
+
+    def whole_file(self, root):
+        code = [c for c in root.named_children if c.type not in self.s.leading]
+        if code and last_line(code[-1]) - first_line(code[0]) + 1 >= MIN_FILE_LINES:
+            self.chunks.append(Chunk("", "", "<file>", "file", first_line(code[0]),
+                                     last_line(code[-1]), first_line(code[0]), "", ""))
+
+
+def _first_of(node, node_type):
+    """The first node of a type in node's subtree, in source order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == node_type:
+            return n
+        stack.extend(reversed(n.children))
+    return None
+
+
+def doc_text(comment):
+    """A comment's words: its markers stripped (and, for a /** block, its @tags and what
+    follows them), {@link X} as X, whitespace collapsed."""
+    if comment.startswith("/**"):
+        tag = _JAVADOC_TAG.search(comment, 3)
+        comment = comment[:tag.start()] if tag else comment
+        comment = _INLINE_TAG.sub(lambda m: m.group(2) or m.group(1), comment)
+    return " ".join(_LINE_MARKERS.sub("", comment).split())

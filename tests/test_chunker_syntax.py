@@ -1,0 +1,266 @@
+"""How the one tree-sitter driver (codebase_rag.chunkers.syntax) cuts Go, Java, Rust, C and
+C++ into chunks, written as snippet -> chunks: (kind, chain, member, start_line, end_line),
+chain being namespace.cls. Line 1 is the line after the opening quotes.
+
+The rules these pin down (the module doc says them whole): a function with a body is a
+chunk, from the comments and attributes directly above it; nothing inside a body is; a
+container with no function inside is one chunk, whole; a namespace is one only when it
+holds none; a .h file is C unless its tree is C++; and whatever the input, chunking keeps
+the chunk contract or stops with ChunkerLimit, and one hostile file never stops a build.
+"""
+import re
+import textwrap
+
+import pytest
+
+from codebase_rag.chunkers import ChunkerLimit, contract
+from codebase_rag.languages import LANGUAGES, chunk_source, language_for
+from codebase_rag.runs import index_tree
+
+EXT = {"go": ".go", "java": ".java", "rust": ".rs", "c": ".c", "cpp": ".cpp"}
+
+
+def src(text):
+    text = textwrap.dedent(text)
+    return text[1:] if text.startswith("\n") else text
+
+
+def chunk(text, lang, name=None):
+    text = src(text)
+    result = chunk_source(name or "x" + EXT[lang], text)
+    assert contract.problems(text, result, lang) == []
+    return result
+
+
+def chunks(text, lang, name=None):
+    return [(c.kind, ".".join(p for p in (c.namespace, c.cls) if p), c.member, c.start_line,
+             c.end_line) for c in chunk(text, lang, name)]
+
+
+# ----------------------------------------------------------------------------- Go
+def test_go_methods_have_their_receivers_type_as_container_and_types_are_chunks():
+    assert chunks("""
+        package p
+
+        // Store keeps things.
+        type Store struct{ m map[string]int }
+
+        type (
+            // ID names one.
+            ID int
+            Visitor interface{ Visit() }
+        )
+
+        // Get gets.
+        func (s *Store) Get(k string) int {
+            f := func() int { return 1 }
+            return s.m[k] + f()
+        }
+
+        func (p Pair[K, V]) Key() K { return p.k }
+
+        func Asm(x int) int
+        """, "go") == [
+        ("struct", "", "Store", 3, 4),
+        ("type", "", "ID", 7, 8),
+        ("interface", "", "Visitor", 9, 9),
+        ("method", "Store", "Get", 12, 16),
+        ("method", "Pair", "Key", 18, 18),
+    ]
+
+
+def test_go_doc_is_the_comment_group_directly_above():
+    [c] = chunk("""
+        package p
+
+        // Unrelated, a blank line away.
+
+        // Refill gives back one point
+        // per elapsed timer.
+        func Refill() {}
+        """, "go")
+    assert (c.start_line, c.doc, c.doc_lines) == (5, "Refill gives back one point per elapsed "
+                                                     "timer.", (5, 6))
+
+
+# ----------------------------------------------------------------------------- Java
+def test_java_containers_with_no_function_inside_are_one_chunk():
+    assert chunks("""
+        class Outer {
+            /** Only signatures. */
+            interface Listener { void on(String e); }
+
+            static class Holder {
+                static class Deep { int x; }
+            }
+
+            enum Op {
+                PLUS { int apply(int a) { return a; } },
+                MINUS;
+            }
+
+            @Override
+            public String toString() {
+                return new Object() { public String toString() { return "}"; } }.toString();
+            }
+        }
+        """, "java") == [
+        ("interface", "Outer", "Listener", 2, 3),
+        ("class", "Outer", "Holder", 5, 7),
+        ("method", "Outer.Op.PLUS", "apply", 10, 10),
+        ("method", "Outer", "toString", 14, 17),
+    ]
+
+
+def test_java_initializers_and_record_constructors_are_chunks():
+    assert [(k, m) for k, _, m, _, _ in chunks("""
+        record Point(int x, int y) {
+            static { System.out.println("}"); }
+            { }
+            Point { if (x < 0) throw new IllegalArgumentException(); }
+        }
+        """, "java")] == [("initializer", "<static initializer>"), ("initializer", "<initializer>"),
+                          ("constructor", "Point")]
+
+
+# ----------------------------------------------------------------------------- Rust
+def test_rust_impls_and_traits_are_containers_and_attributes_belong_to_their_item():
+    assert chunks("""
+        /// A point.
+        #[derive(Debug)]
+        struct Point { x: i32 }
+
+        impl fmt::Display for Point {
+            fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { Ok(()) }
+        }
+
+        trait Named { fn name(&self) -> String; }
+
+        impl Copy for Point {}
+
+        mod geometry {
+            #[inline]
+            pub fn origin() -> i32 {
+                fn inner() -> i32 { 0 }
+                inner()
+            }
+        }
+
+        macro_rules! sq { ($x:expr) => { $x * $x }; }
+        """, "rust") == [
+        ("struct", "", "Point", 1, 3),
+        ("method", "Display for Point", "fmt", 6, 6),
+        ("trait", "", "Named", 9, 9),
+        ("impl", "", "Copy for Point", 11, 11),
+        ("function", "geometry", "origin", 14, 18),
+        ("macro", "", "sq", 21, 21),
+    ]
+
+
+# ----------------------------------------------------------------------------- C and C++
+def test_c_functions_types_and_typedefs_through_preprocessor_blocks():
+    assert chunks("""
+        struct fwd;
+        /* A config. */
+        typedef struct config { int a; } config_t;
+        int proto(void);
+        #ifdef X
+        static int *make(int a) { return 0; }
+        #else
+        static int *make(int a) { return 1; }
+        #endif
+        extern "C" { void shim(void) {} }
+        struct list { struct list *new; } head;
+        """, "c") == [
+        ("typedef", "", "config_t", 2, 3),
+        ("function", "", "make", 6, 6),
+        ("function", "", "make", 8, 8),
+        ("function", "", "shim", 10, 10),
+        ("struct", "", "list", 11, 11),
+    ]
+
+
+def test_cpp_methods_in_and_out_of_their_class_templates_and_namespaces():
+    assert chunks("""
+        namespace a::b {
+        class Foo {
+         public:
+          int m() const { return 1; }
+          int n();
+        };
+        template <typename T>
+        T twice(T x) { return x + x; }
+        void Foo::n() {}
+        Foo::~Foo() {}
+        namespace api { int only_a_prototype(); }
+        }
+        """, "cpp") == [
+        ("method", "a.b.Foo", "m", 4, 4),
+        ("function", "a.b", "twice", 7, 8),
+        ("method", "a.b.Foo", "n", 9, 9),
+        ("method", "a.b.Foo", "~Foo", 10, 10),
+        ("namespace", "a.b", "api", 11, 11),
+    ]
+
+
+@pytest.mark.parametrize("text, language", [
+    ("struct list { struct list *new; };\nint f(int class) { return class; }\n", ""),
+    ("#ifdef __cplusplus\nextern \"C\" {\n#endif\nint f(void);\n#ifdef __cplusplus\n}\n#endif\n",
+     ""),
+    ("namespace n {\nint f() { return 1; }\n}\n", "cpp"),
+    ("template <class T> struct Box { T v; };\n", "cpp"),
+    ("class A {\n public:\n  int f() { return 1; }\n};\n", "cpp"),
+])
+def test_a_header_is_c_unless_its_tree_is_cpp(text, language):
+    assert language_for("x.h").name == "c"
+    result = chunk_source("x.h", text)
+    assert result.language == language
+    assert contract.problems(text, result, "c") == []
+
+
+# ----------------------------------------------------------------------------- hostile input
+DRIVEN = [lang for lang in LANGUAGES if lang.syntax]
+HOSTILE = {
+    "minified": lambda lang: "x" * 3 + ";{}()" * 40_000,
+    "deep nesting": lambda lang: {"go": "package p\nfunc f() {" + "{" * 10_000 + "}" * 10_000 + "}",
+                                  "java": "class A {" * 10_000 + "}" * 10_000,
+                                  "rust": "mod m {" * 10_000 + "}" * 10_000,
+                                  "c": "int f() {" + "(" * 10_000 + ")" * 10_000 + "}",
+                                  "cpp": "namespace n {" * 10_000 + "}" * 10_000}[lang],
+    "not UTF-8": lambda lang: b"int \xff\xfe f() { return '\x80'; }".decode("cp1252"),
+    "NUL bytes": lambda lang: "class A {\0 void f() {\0}\0}" * 50,
+    "binary": lambda lang: bytes(range(256)).decode("latin-1") * 40,
+}
+
+
+@pytest.mark.parametrize("lang", DRIVEN, ids=lambda lang: lang.name)
+@pytest.mark.parametrize("shape", HOSTILE)
+def test_hostile_input_keeps_the_contract_or_stops_with_a_chunker_limit(lang, shape):
+    text = HOSTILE[shape](lang.name)
+    try:
+        result = lang.chunk(text, lang.extensions[0])
+    except ChunkerLimit as e:
+        assert str(e) and "\n" not in str(e)
+        return
+    assert contract.problems(text, result, lang) == []
+
+
+def test_hostile_files_in_every_language_give_a_line_at_most_and_never_stop_a_build(
+        tmp_path, word_embedder, capsys):
+    tree = tmp_path / "src"
+    tree.mkdir()
+    names = []
+    for lang in DRIVEN:
+        for i, make in enumerate(HOSTILE.values()):
+            names.append(f"bad{i}{lang.extensions[0]}")
+            (tree / names[-1]).write_bytes(make(lang.name).encode("utf-8", "surrogateescape"))
+    (tree / "bad5.c").write_bytes(b"\xff\xfeint f() { return 0; }\n\x00\x01")  # invalid UTF-8
+    (tree / "good.go").write_text("package p\n\n// Refill refills.\nfunc Refill() {}\n")
+    index_tree(str(tree), str(tmp_path / "db"), progress=False, embedder=word_embedder)
+    err = capsys.readouterr().err.splitlines()
+    for name in names + ["bad5.c"]:
+        assert len([x for x in err if re.search(rf"\b{re.escape(name)}\b", x)]) <= 1, name
+    import sqlite3
+    con = sqlite3.connect(tmp_path / "db" / "index.sqlite")
+    assert ("good.go", "go", "Refill") in set(con.execute("SELECT file, language, member "
+                                                         "FROM chunks"))
