@@ -21,8 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from codebase_rag.chunkers import ChunkerLimit, csharp, typescript  # noqa: E402
+from codebase_rag.chunkers import ChunkerLimit, csharp, typescript
 
 SKIP_DIRS = {".git", "node_modules", "dist", "build", "out", "coverage", ".next"}
 

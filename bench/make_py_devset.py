@@ -267,7 +267,6 @@ def verify(eval_dir, data_path, corpus):
     spec = importlib.util.spec_from_file_location("run_eval", Path(eval_dir) / "run_eval.py")
     run_eval = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(run_eval)
-    sys.path.insert(0, str(ROOT))
     from codebase_rag.chunkers import python as chunker
     bad, texts = [], {}
     queries = run_eval.load_queries(str(data_path))

@@ -184,8 +184,6 @@ def files_of(source, lang):
 
 
 def evaluate(source, lang, n_examples=10):
-    row = language(lang)
-    _, misnamed = contract.rules(row)
     files = list(files_of(source, lang))
     oracle = run_oracle(lang, [p for _, p in files])
     per_ext, per_kind = {}, {}
@@ -208,7 +206,7 @@ def evaluate(source, lang, n_examples=10):
             totals["error files"] += 1
             examples["tree-sitter errors"].append(f"{rel}: {chunks.parse_errors}")
         units = widen(got["units"], text.split("\n"))
-        matches, bogus = compare(units, chunks, misnamed)
+        matches, bogus = compare(units, chunks, contract.rules(chunks.language or lang)[1])
         e = per_ext.setdefault(ext, Counter())
         e["files"] += 1
         for i, u in enumerate(units):

@@ -36,11 +36,9 @@ import sys
 import time
 import warnings
 from collections import Counter
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from codebase_rag.chunkers import python as chunker  # noqa: E402
-from codebase_rag.walk import read_source  # noqa: E402
+from codebase_rag.chunkers import python as chunker
+from codebase_rag.walk import read_source
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "build", "dist", "node_modules",
              "site-packages", ".tox", ".nox", ".eggs", ".venv", "venv", "env", ".env",

@@ -19,10 +19,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 KIT = ROOT / "tests" / "oracle" / "ts"
-sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(KIT))
-import chunk_dump
-import tsoracle
+
+
+def load(name, path):
+    """A script beside this one, or of the oracle kit, by its path (no sys.path edit)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+chunk_dump = load("chunk_dump", ROOT / "bench" / "chunk_dump.py")
+tsoracle = load("tsoracle", KIT / "tsoracle.py")
 
 SKIP = {".git", "node_modules", ".codebase-rag"}       # what the check itself skips
 

@@ -775,3 +775,29 @@ def test_a_short_fuzz_run_over_mutated_real_python_finds_nothing():
                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2,000 cases" in proc.stdout and " 0 failures" in proc.stdout
+
+
+def test_pydantic_models_config_and_a_method_under_not_type_checking():
+    """The two shapes issue 31 names in pydantic: a def-free `class Config:` in a def-free
+    model (the model is one chunk, Config inside it, as ast's oracle counts it), and a class
+    whose one def sits under `if not TYPE_CHECKING:` (a method of that class, as ast sees)."""
+    assert chunks('''
+        class Model(BaseModel):
+            x: int
+
+            class Config:
+                orm_mode = True
+
+
+        class GetPydanticSchema:
+            get_schema: Callable | None = None
+
+            if not TYPE_CHECKING:
+                def __getattr__(self, item):
+                    return object.__getattribute__(self, item)
+
+            __hash__ = object.__hash__
+        ''') == [
+        ("class", "", "Model", 1, 5),
+        ("method", "GetPydanticSchema", "__getattr__", 12, 13),
+    ]

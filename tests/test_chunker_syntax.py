@@ -264,3 +264,31 @@ def test_hostile_files_in_every_language_give_a_line_at_most_and_never_stop_a_bu
     con = sqlite3.connect(tmp_path / "db" / "index.sqlite")
     assert ("good.go", "go", "Refill") in set(con.execute("SELECT file, language, member "
                                                          "FROM chunks"))
+
+
+def test_c_a_line_tree_sitter_cannot_read_costs_its_own_function_only():
+    """lua's lparser.c: `LUA_QL("=") " or " LUA_QL("in")` (a macro call beside string
+    literals) derails tree-sitter-c into one body that runs on over every later function;
+    the file is cut where a `}` opens a line, and each piece read alone."""
+    text = src("""
+        static void forstat (LexState *ls, int line) {
+          switch (ls->t.token) {
+            default: luaX_syntaxerror(ls, LUA_QL("=") " or " LUA_QL("in") " expected");
+          }
+        }
+
+
+        static int test_then_block (LexState *ls) {
+          return 1;
+        }
+
+        /* The statement. */
+        static int statement (LexState *ls) {
+          return 0;
+        }
+        """)
+    result = chunk_source("lparser.c", text)
+    assert result.parse_errors > 0
+    assert contract.problems(text, result, "c") == []
+    assert [(c.member, c.start_line, c.end_line, c.doc) for c in result] == [
+        ("test_then_block", 8, 10, ""), ("statement", 12, 15, "The statement.")]

@@ -81,3 +81,24 @@ def test_every_unit_the_compiler_finds_is_one_chunk_and_no_more(oracle, path):
             hits[0].cls == own, f"{where}: class {hits[0].cls!r}"
         unmatched.remove(hits[0])
     assert unmatched == [], "chunks the compiler does not know"
+
+
+def test_two_callbacks_of_one_call_are_two_chunks_and_neither_is_bogus(oracle, tmp_path):
+    """`extensions.handle(type, (x) => {...}, (x) => {...})`: the second callback starts on
+    the line where the first ends (pixijs's Assets.ts and BlendModePipe.ts). Both are chunks,
+    and the check counts neither as starting inside the other's body."""
+    import json
+    import subprocess
+    text = ("extensions.handle(Type.A, (value) =>\n{\n    add(value);\n}, (value) =>\n{\n"
+            "    remove(value);\n});\n")
+    (tmp_path / "pipe.ts").write_text(text)
+    chunks = typescript.chunk(text, ".ts")
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 4), (4, 7)]
+    listed = tmp_path / "chunks.jsonl"
+    listed.write_text("".join(json.dumps({"file": "pipe.ts", "start_line": c.start_line,
+                                          "end_line": c.end_line, "class": c.cls,
+                                          "member": c.member, "kind": c.kind}) + "\n"
+                              for c in chunks))
+    out = subprocess.run([sys.executable, str(KIT / "check_ts_chunks.py"), str(tmp_path),
+                          str(listed)], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1].startswith("exact 100.00% bogus 0 ")

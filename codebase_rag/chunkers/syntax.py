@@ -29,6 +29,7 @@ reference: the C++ table's `marks`); then it is chunked as C++ and Chunks.langua
 "cpp". (tree-sitter-c reads `namespace n { ... }` without an error, as an old-style
 function, so its errors cannot decide it.)
 """
+import dataclasses
 import re
 
 from . import Chunk, ChunkerLimit, Chunks, parsers
@@ -80,10 +81,45 @@ def chunk(text, ext, table):
     if tree is None:
         tree = parsers.parse(TABLES[table].grammar, data)
     root = tree.root_node
-    result = Chunks(_Walk(data, TABLES[table]).run(root))
+    syntax = TABLES[table]
+    found = _Walk(data, syntax).run(root)
+    if syntax.cut and root.has_error:
+        found = _recover(data, syntax, root, found)
+    result = Chunks(found)
     result.parse_errors = parsers.count_errors(root)
     result.language = language
     return result
+
+
+def _recover(data, syntax, root, found):
+    """Where tree-sitter could not recover (a macro it cannot read derails the rest of the
+    file into one ERROR, or into one function's body), the broken region is cut at the
+    table's `cut` lines (C: a `}` at the start of a line ends a function or a type) and each
+    piece is read on its own, so one unreadable line costs its own function only. The
+    region is each top-level node with an error; for a language with no containers or
+    namespaces (C), whose pieces lose nothing by being read alone, it is the whole file."""
+    cut = re.compile(syntax.cut, re.M)
+    whole = not syntax.containers and not syntax.namespaces
+    for node in [root] if whole else root.children:
+        if not node.has_error or node.type in syntax.leading:
+            continue
+        first, last = first_line(node), last_line(node)
+        ends = [m.end() for m in cut.finditer(data, node.start_byte, node.end_byte)
+                if m.end() < node.end_byte - 1]
+        if not ends:
+            continue
+        found = [c for c in found if not first <= c.start_line <= last]
+        row = node.start_point[0]
+        for a, b in zip([node.start_byte] + ends, ends + [node.end_byte]):
+            piece = data[a:b]
+            for c in _Walk(piece, syntax).run(parsers.parse(syntax.grammar, piece).root_node):
+                if c.kind != "file":
+                    found.append(dataclasses.replace(
+                        c, start_line=c.start_line + row, end_line=c.end_line + row,
+                        sig_line=c.sig_line + row, doc_lines=tuple(x + row for x in c.doc_lines)))
+            row += piece.count(b"\n")
+    found.sort(key=lambda c: (c.start_line, c.end_line))
+    return found
 
 
 def _holds(root, types):
@@ -281,9 +317,11 @@ class _Walk:
         leading, doc, doc_lines = lead
         start = min([first_line(outer)] + [first_line(p) for p in leading])
         sig_line = first_line(name_node) if name_node is not None else first_line(node)
+        end = last_line(node if outer.type in self.s.holders else outer)  # a holder runs on
+        # over its variable: `struct s {...} table[] = {...};` is the struct
         self.chunks.append(Chunk(
             ".".join(frame.namespace), ".".join(frame.chain + tuple(extra)), name, kind,
-            start, last_line(outer), max(start, sig_line), self.signature(outer, node), doc,
+            start, end, max(start, sig_line), self.signature(outer, node), doc,
             owner_doc, doc_lines))
 
     def name(self, node):

@@ -30,6 +30,8 @@ The parts (every value is a node type of the grammar, or a map of node type -> c
   keywords    words that are never a declared name (the chunk contract checks it too)
   marks       (C++ only) node types tree-sitter-c lacks: a .h file whose C++ tree holds one
               is C++ (syntax.py's header rule)
+  cut         a line pattern where a top-level region with errors is cut and each piece read
+              alone (C, C++: a `}` that opens a line ends a function)
 """
 from dataclasses import dataclass, field
 
@@ -53,6 +55,8 @@ class Syntax:
     names_ok: str = IDENTIFIER
     keywords: frozenset = frozenset()
     marks: tuple = ()
+    cut: bytes = b""                       # where a region tree-sitter could not read is cut
+                                           # into pieces read alone (syntax.py's recovery)
 
 
 def words(text):
@@ -121,7 +125,8 @@ C = Syntax(
     holders=frozenset({"declaration"}),
     leading=frozenset({"comment"}),
     names={"function_definition": "declarator", "type_definition": "declarator"},
-    keywords=words(_C_KEYWORDS))
+    keywords=words(_C_KEYWORDS),
+    cut=rb"^\}[^\n]*\n")
 
 CPP = Syntax(
     "tree_sitter_cpp",
@@ -140,6 +145,7 @@ CPP = Syntax(
     keywords=words(_C_KEYWORDS + """ class namespace template typename this new delete
     public private protected virtual friend using try catch throw""")
     - {"operator"},
+    cut=rb"^\}[^\n]*\n",
     marks=("class_specifier", "namespace_definition", "template_declaration",
            "access_specifier", "qualified_identifier", "reference_declarator"))
 

@@ -104,3 +104,10 @@ setTimeout(() => {
     console.log("}");
 }, 0);
 (function iife() { /* { */ })();
+extensions.handle(ExtensionType.BlendMode, (value) =>
+{
+    BLEND_MODE_FILTERS[value.name] = value.ref;
+}, (value) =>
+{
+    delete BLEND_MODE_FILTERS[value.name];
+});
