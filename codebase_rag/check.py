@@ -84,9 +84,9 @@ def team_problems(store, folder):
     windows' texts cut again from their files) and compare: a poisoned record that got in
     is found, and --rebuild --no-team-cache embeds them all here."""
     import numpy as np
-    from .languages import chunk_source
+    from .indexer import build_file
     from .remote import FLOOR
-    from .text import cache_key, chunk_body, chunk_header, member_windows
+    from .text import cache_key
     keys = store.team_keys()
     if not keys:
         return []
@@ -97,19 +97,13 @@ def team_problems(store, folder):
     files = sorted({wid.rsplit("#", 1)[0] for wid, key in store.window_keys().items()
                     if key in sample})              # a window's id: file#ordinal.window.key
     texts = {}
-    for rel in files:                   # cut as indexer.build_file cuts them
+    for rel in files:                   # cut as the build cut them
         text = read_source(root / rel)
-        try:
-            chunks = chunk_source(rel, text) if text is not None else ()
-        except Exception:                   # noqa: BLE001 (the build warned about it)
-            chunks = ()
-        lines = text.split("\n") if text is not None else []
-        for c in chunks:
-            for window in member_windows(chunk_header(rel, c), chunk_body(lines, c), c.signature,
-                                         model.count_tokens):
-                key = cache_key(window.lstrip("\n"), precision)
-                if key in sample:
-                    texts[key] = window.lstrip("\n")
+        built = build_file(rel, text, model.count_tokens) if text is not None else None
+        for _, _, _, window in built[1] if built else ():
+            key = cache_key(window, precision)
+            if key in sample:
+                texts[key] = window
     if not texts:
         return []
     keys = sorted(texts)

@@ -6,6 +6,7 @@ Nothing needs editing here: set CODEBASE_RAG_<NAME> in the environment, or pass 
 """
 import math
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -140,11 +141,29 @@ CHROMA = _setting("CHROMA", "bindings", "reach Chroma through its engine's bindi
 
 HEADER_PARTS = [part for part in HEADER.split(",") if part != "0"]
 
-# -- how a person or an agent runs the tool, from any folder: with absolute paths
-INDEX_PY = Path(__file__).resolve().parents[1] / "index.py"
-QUERY_PY = INDEX_PY.with_name("query.py")
-INDEX_COMMAND = f"{sys.executable} {INDEX_PY}"
-QUERY_COMMAND = f"{sys.executable} {QUERY_PY}"
+# -- how a person or an agent runs the tool, from any folder: with absolute paths. A checkout
+# (installed editable or not) runs its own index.py and query.py with this interpreter; an
+# installed package, its console script (pip puts it beside the interpreter, or in the user
+# scheme's bin for --user). Detached writers are started the same way, so they run this code.
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def installed_script(name="codebase-rag"):
+    import sysconfig
+    for folder in (Path(sys.executable).parent, sysconfig.get_path("scripts"),
+                   sysconfig.get_path("scripts", f"{os.name}_user")):
+        if (Path(folder) / name).is_file():
+            return [str(Path(folder).absolute() / name)]
+    return [sys.executable, "-m", "codebase_rag"]
+
+
+if (CHECKOUT / "index.py").is_file() and (CHECKOUT / "pyproject.toml").is_file():
+    INDEX_ARGV = [sys.executable, str(CHECKOUT / "index.py")]
+    QUERY_ARGV = [sys.executable, str(CHECKOUT / "query.py")]
+else:
+    INDEX_ARGV, QUERY_ARGV = installed_script() + ["index"], installed_script() + ["query"]
+INDEX_COMMAND = shlex.join(INDEX_ARGV)
+QUERY_COMMAND = shlex.join(QUERY_ARGV)
 # -- fixed by the model and the on-disk format, not settings
 INDEX_DIRNAME = ".codebase-rag"
 HUB_MODEL = "sentence-transformers/all-MiniLM-L6-v2"

@@ -23,7 +23,8 @@ import time
 
 from .config import ABSORB_SECONDS, ON_THE_SPOT
 from .indexer import Indexer
-from .lock import detach, is_locked, pending_entries, queue_pending, queued, request_refresh
+from .lock import apply_soon, is_locked, pending_entries, queue_pending, queued, request_refresh, \
+    start_refresh
 from .walk import Ignore, inside, walk
 
 IN_MODIFY, IN_ATTRIB, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x2, 0x4, 0x40, 0x80, \
@@ -244,12 +245,10 @@ def start_writer(store, whole=False):
     if interrupted(store):
         whole = True
         store.set_meta(build_state="starting", build_started=f"{time.time():.1f}")
-    folder = str(store.folder)
     if whole:
-        detach(folder, ["--source", str(store.root()), "--db", folder, "--quiet", "--detached"],
-               "a refresh asked by a search")
+        start_refresh(store.folder, "a refresh asked by a search", store.root())
     else:
-        detach(folder, ["--db", folder, "--apply-queue"], "applying edits")
+        apply_soon(store.folder)
 
 
 def unread_note(left, known, read_only=False):

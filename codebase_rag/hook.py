@@ -8,7 +8,7 @@ from pathlib import Path
 from .errors import OldFormat, encodable
 from .folder import find_index
 from .languages import EXTENSIONS
-from .lock import detach, is_locked, queue_pending
+from .lock import apply_soon, is_locked, start_refresh
 from .store import Store
 from .walk import inside
 
@@ -49,13 +49,11 @@ def handle_hook(event, db=None):
         found = store_for_file(path.replace("\\", "/"), db, cwd)
     except OldFormat as e:            # a plain run upgrades it, and takes in this edit too
         if os.access(e.folder, os.W_OK) and not is_locked(e.folder):
-            detach(e.folder, ["--db", str(e.folder), "--quiet", "--detached"], "upgrading")
+            start_refresh(e.folder, "upgrading")
         return
     if found is None or not os.access(found[0].folder, os.W_OK):
         return
     store, _, rel = found
-    queue_pending(store.folder, [rel])
-    if not is_locked(store.folder):
-        detach(store.folder, ["--db", str(store.folder), "--apply-queue"], "applying edits")
+    apply_soon(store.folder, [rel])
 
 

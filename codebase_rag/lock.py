@@ -7,7 +7,7 @@ import re
 import time
 from pathlib import Path
 
-from .config import INDEX_PY
+from .config import INDEX_ARGV
 from .errors import encodable
 
 PENDING_ENTRY = re.compile(r"\d+\.\d+")       # the names queue_pending gives its entries
@@ -121,17 +121,36 @@ def holder(index):
 LOG = "build.log"             # what detached writers print
 
 
+def apply_soon(index, rels=()):
+    """Queue these paths for the writer, and start one in the background to apply them,
+    unless some process holds the lock (a writer applies the queue before it lets go). The
+    one way a hook, a search and the MCP server hand edits over."""
+    queue_pending(index, rels)
+    if not is_locked(index):
+        detach(index, ["--db", str(index), "--apply-queue"], "applying edits")
+
+
+def start_refresh(index, what, source=None, excludes=(), model=None, rebuild=False, env=None):
+    """Start a detached whole-tree run: a build, a refresh, an upgrade (source None: the tree
+    the index records). It leaves the work to a writer that already holds the lock."""
+    args = ["--source", str(source)] if source else []
+    args += ["--db", str(index), "--quiet", "--detached"]
+    args += [f"--exclude={glob}" for glob in excludes]
+    args += ["--model", model] if model else []
+    args += ["--rebuild"] if rebuild else []
+    detach(index, args, what, env)
+
+
 def detach(db, args, what, env=None):
     """Run index.py with args in a session of its own (killing the hook or the terminal that
     started it does not stop it), its output appended to build.log in the index folder."""
     import subprocess
-    import sys
     log = Path(db) / LOG
     if log.is_file() and log.stat().st_size > 1_000_000:
         os.replace(log, log.with_suffix(".log.1"))
-    command = [sys.executable, str(INDEX_PY), *args]
     with open(log, "a") as out:
         out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {what}\n")
         out.flush()
-        subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                         start_new_session=True, close_fds=True, env={**os.environ, **(env or {})})
+        subprocess.Popen([*INDEX_ARGV, *args], stdin=subprocess.DEVNULL, stdout=out,
+                         stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
+                         env={**os.environ, **(env or {})})

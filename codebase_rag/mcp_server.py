@@ -144,13 +144,12 @@ def find_related(reader, file, line, k):
 
 def reindex(reader, paths):
     """Queue the files that can be indexed and take them in now; say which were not read."""
-    from .lock import detach, is_locked, queue_pending
+    from .lock import apply_soon, queue_pending, start_refresh
     from .walk import Ignore, inside
     folder = reader.folder()
     root = reader.open().root()
     if not paths:
-        detach(folder, ["--source", str(root), "--db", str(folder), "--quiet", "--detached"],
-               "refresh asked by the MCP tool reindex")
+        start_refresh(folder, "refresh asked by the MCP tool reindex", root)
         return f"refreshing {printable(str(root))} in the background; see index_status"
     ignore = Ignore(root, reader.store.excludes())
     read, unread = [], []
@@ -176,10 +175,9 @@ def reindex(reader, paths):
             read.append(rel)
     said = []
     if read:
-        queue_pending(folder, read)
+        queue_pending(folder, read)   # first: a search takes in the queued files too
         reader.prepare()              # takes in what changed on disk now, as a search would
-        if not is_locked(folder):
-            detach(folder, ["--db", str(folder), "--apply-queue"], "applying edits")
+        apply_soon(folder)
         said.append(f"indexed again: {', '.join(map(printable, read))}; their vectors follow "
                     f"in the background (run {INDEX_COMMAND} for a whole refresh)")
     if unread:

@@ -22,7 +22,7 @@ from .folder import claim_index_folder, find_index
 from .hook import store_for_file
 from .indexer import Indexer, chunk_file, stat_or_none, write_under_lock
 from .languages import LANGUAGES, by_language, language_for
-from .lock import detach, is_locked, request_refresh
+from .lock import is_locked, request_refresh, start_refresh
 from .store import Store, open_store_afresh
 from .text import TEXT_FORMAT
 from .walk import Ignore, read_source, walk
@@ -256,13 +256,9 @@ def start_background(source, db, excludes=(), model=None, server=None, rebuild=F
     else:
         if store is not None:
             store.set_meta(build_state="starting", build_started=f"{time.time():.1f}")
-        args = ["--source", str(source), "--db", str(db), "--quiet", "--detached"]
-        args += [f"--exclude={glob}" for glob in excludes]
-        args += ["--model", model] if model else []
-        args += ["--rebuild"] if rebuild else []
         # the server's address travels in the environment, never on a command line (ps)
-        detach(db, args, f"background build of {source}",
-               {SETTINGS["SERVER"].env: server} if server else {})
+        start_refresh(db, f"background build of {source}", source, excludes, model, rebuild,
+                      {SETTINGS["SERVER"].env: server} if server else {})
     search = (f'search it with the MCP tool search_code if it is connected, else run: '
               f'{QUERY_COMMAND} --db {db} "your question"')
     if store is None:

@@ -19,7 +19,7 @@ RANK = {
     "export": 3, "chroma": 3, "flat": 3, "cache": 3.5, "embed": 4,
     "store": 4, "lock": 4, "remote": 4,
     "team_wire": 3, "team_chroma": 3.5, "team_postgres": 3.5,
-    "nearest": 5, "keywords": 5, "check": 5, "search": 5.5, "render": 5, "hook": 5,
+    "nearest": 5, "keywords": 5, "check": 7, "search": 5.5, "render": 5, "hook": 5,
     "indexer": 6, "runs": 7, "fresh": 7, "reader": 8, "mcp_handshake": 8.5, "mcp_server": 9,
 }
 HEAVY = ("numpy", "torch", "chromadb", "chromadb_rust_bindings", "onnxruntime", "tokenizers",
@@ -183,3 +183,14 @@ def test_every_remedy_is_a_command_that_runs_where_the_user_is():
     bare = [(p.name, text) for p in PACKAGE.rglob("*.py") for text in code_strings(p)
             if re.search(r"\bpython3? (index|query)\.py", text)]
     assert bare == []
+
+
+def test_detached_runs_are_started_one_way():
+    """A hook, a search and the MCP server hand work to a detached writer through lock.py
+    (apply_soon, start_refresh): the writer's argument lists are written there alone."""
+    callers = [p.name for p in PACKAGE.rglob("*.py") if p.name != "lock.py"
+               and re.search(r"\bdetach\(", p.read_text())]
+    written = [p.name for p in PACKAGE.rglob("*.py") for text in code_strings(p)
+               if text in ("--apply-queue", "--detached") and p.name not in ("lock.py",
+                                                                          "cli_index.py")]
+    assert callers == [] and written == []
