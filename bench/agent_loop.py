@@ -44,23 +44,26 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import speed  # noqa: E402  (its runner, environment and machine description)
+import speed  # its runner, environment and machine description (a file beside this one)
 
+HERE = Path(__file__).resolve().parent
 PY = sys.executable
 
 
 # ----------------------------------------------------------------------------- placeholder
 def placeholder_build(code, src, db):
     """The code's own build of src into db (None: in the tree), with an embedder of
-    pseudo-random unit vectors cached like real ones."""
-    sys.path.insert(0, str(code))
+    pseudo-random unit vectors cached like real ones. Run by placeholder_run, which puts
+    the code first on PYTHONPATH."""
     import numpy as np
     from tokenizers import Tokenizer
+    import codebase_rag
     from codebase_rag.config import DIM
     from codebase_rag.runs import index_tree
     from codebase_rag.text import text_key
+    if Path(codebase_rag.__file__).resolve().parents[1] != Path(code).resolve():
+        raise SystemExit(f"--placeholder-build imported {codebase_rag.__file__}, not the "
+                         f"package of {code}: put {code} first on PYTHONPATH")
     tok = Tokenizer.from_file(str(export_folder() / "tokenizer.json"))
     tok.no_truncation()
     tok.no_padding()
@@ -200,9 +203,21 @@ def ms(x):
 
 
 def child_env(code):
+    """speed's environment, with the code at `code` first on PYTHONPATH (a `python -c` child
+    also runs in that folder: its own first entry is the current one)."""
     env = speed.child_env()
-    env["RAG_BENCH_CODE"] = str(code)
+    env["PYTHONPATH"] = str(code)
     return env
+
+
+def placeholder_run(code, tree, db="-", niced=False):
+    """speed.run of a placeholder build of tree by the code at `code`."""
+    before, speed.CODE = speed.CODE, code         # speed's children import speed.CODE
+    try:
+        return speed.run([*(["nice", "-n", "5"] if niced else []), PY, HERE / "agent_loop.py",
+                          "--placeholder-build", code, tree, db])
+    finally:
+        speed.CODE = before
 
 
 def wait_idle(db, timeout=60):
@@ -422,7 +437,6 @@ def step_cold(res, args, trees):
 # ----------------------------------------------------------------------------- freshness
 FRESH_SCRIPT = r'''
 import json, os, statistics, sys, time
-sys.path.insert(0, sys.argv[1])
 tree, rounds, edit_rel = sys.argv[2], int(sys.argv[3]), sys.argv[4]
 import codebase_rag.reader as R
 from codebase_rag.fresh import changed_files
@@ -471,7 +485,7 @@ print(json.dumps(dict(files=len(store.manifest()), dirs=len(store.dirs()),
 def fresh_measure(code, tree, rounds, edit_rel="-", memory=False):
     p = subprocess.run([PY, "-c", FRESH_SCRIPT, str(code), str(tree), str(rounds), edit_rel,
                         "memory" if memory else "cli"], capture_output=True, text=True,
-                       env=child_env(code))
+                       env=child_env(code), cwd=code)
     if p.returncode:
         raise speed.Failed(p.stderr[-1500:])
     d = json.loads(p.stdout.strip().splitlines()[-1])
@@ -678,7 +692,7 @@ def step_ts(res, args):
     tree = args.work / "ts-noop"
     if not (tree / ".codebase-rag" / "index.sqlite").is_file():
         speed.fresh_copy(src, tree)
-        speed.run([PY, HERE / "agent_loop.py", "--placeholder-build", args.code, tree, "-"])
+        placeholder_run(args.code, tree)
     nm = tree / "node_modules"
     out = {}
     for label in ("without", "with"):
@@ -749,8 +763,7 @@ def step_scale_build(res, args):
     db = tree / ".codebase-rag"
     if not (db / "index.sqlite").is_file() or not (args.work / "scale.built").is_file():
         plan, _ = make_scale_tree(args, tree, args.scale_windows)
-        w, r, out = speed.run(["nice", "-n", "5", PY, HERE / "agent_loop.py",
-                               "--placeholder-build", args.code, tree, "-"])
+        w, r, out = placeholder_run(args.code, tree, niced=True)
         (args.work / "scale.built").write_text(json.dumps(
             {"plan": plan, "build_s": w, "rss": r, "said": out.strip()[-300:],
              "code": str(args.code)}))
@@ -771,8 +784,8 @@ def step_scale(res, args, trees):
             build_s=round(built["build_s"]), build_rss=round(built["rss"]),
             copies=len(built["plan"]), said=built["said"])
     speed.run([PY, args.code / "query.py", "warm up"], cwd=tree)   # absorbs the tree's dirs
-    # a query while a writer holds the lock: it reads the embedding cache, not Chroma
-    sys.path.insert(0, str(args.code))
+    # a query while a writer holds the lock: it reads the embedding cache, not Chroma (the
+    # lock and its holder's file are the same in every version: any package's will do)
     from codebase_rag.lock import record_holder, writer_lock
     lock = writer_lock(db)
     lock.acquire()
@@ -848,7 +861,6 @@ def step_oracle(res, args):
 # ----------------------------------------------------------------------------- profile
 PROFILE_SCRIPT = r"""
 import cProfile, io, json, pstats, statistics, sys, time
-sys.path.insert(0, sys.argv[1])
 from codebase_rag.reader import Reader
 tree, questions, out = sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
 reader = Reader(None, cwd=tree, memory=True)
@@ -885,7 +897,7 @@ def step_profile(res, args, trees):
         out = args.work / f"profile-{name}.txt"
         p = subprocess.run([PY, "-c", PROFILE_SCRIPT, str(args.code), str(tree), json.dumps(qs),
                             str(out)], capture_output=True, text=True, env=child_env(args.code),
-                           check=False)
+                           cwd=args.code, check=False)
         if p.returncode:
             raise speed.Failed(p.stderr[-1500:])
         res.put(f"profile-{name}", profile=str(out), **json.loads(p.stdout.strip().splitlines()[-1]))
@@ -898,13 +910,11 @@ def step_setup(res, args, trees):
         if not (tree / ".speed-copied").is_file():
             speed.copy_tree(src, tree)
         if not (tree / ".codebase-rag" / "index.sqlite").is_file():
-            w, r, out = speed.run(["nice", "-n", "5", PY, HERE / "agent_loop.py",
-                                   "--placeholder-build", args.code, tree, "-"])
+            w, r, out = placeholder_run(args.code, tree, niced=True)
             res.put(f"setup-{name}", s=round(w), rss=round(r), said=out.strip()[-300:])
         bdb = args.work / f"base-{name}"
         if not (bdb / "index.sqlite").is_file():
-            w, r, out = speed.run(["nice", "-n", "5", PY, HERE / "agent_loop.py",
-                                   "--placeholder-build", args.baseline, tree, bdb])
+            w, r, out = placeholder_run(args.baseline, tree, bdb, niced=True)
             res.put(f"setup-base-{name}", s=round(w), rss=round(r), said=out.strip()[-300:])
         if not (bdb / "model" / "manifest.json").is_file():
             # the baseline keeps its export in the index: the same files the snapshot made

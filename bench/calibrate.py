@@ -23,12 +23,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from codebase_rag.config import LINES
+from codebase_rag.render import print_results
+from codebase_rag.search import Hit
+from codebase_rag.store import IndexedChunk
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from codebase_rag.config import LINES  # noqa: E402
-from codebase_rag.render import print_results  # noqa: E402
-from codebase_rag.search import Hit  # noqa: E402
-from codebase_rag.store import IndexedChunk  # noqa: E402
 
 
 def as_hits(results):

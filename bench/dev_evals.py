@@ -119,7 +119,7 @@ def run_one(args, system, project, name, data, corpus, ext, env):
     if system == "tool":
         run_env.update(env)
     else:
-        run_env.update({"FILE_EXT": ext, "RAG_BENCH_CODE": str(args.code)})
+        run_env.update({"FILE_EXT": ext, "PYTHONPATH": str(args.code)})  # naive_*.py import it
     cmd = ["nice", "-n", "5", args.python, str(KIT / "run_eval.py"), "--project", str(project),
            "--python", args.python, "--data", str(data), "--corpus", str(corpus),
            "--db", str(db), "--keep-db", "--out", str(out)] + reuse

@@ -25,9 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import speed  # its runner, environment and machine description (a file beside this one)
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import speed  # noqa: E402  (its runner, environment and machine description)
 
 QUESTION = "how are user passwords hashed and verified"
 POLL = 1.0

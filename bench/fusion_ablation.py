@@ -11,22 +11,33 @@ DB: an index of CORPUS (kept by the kit's run_eval.py --keep-db); DATA: a kit de
 figures (without --share, each question's share is the shipped one: search.vector_share).
 """
 import argparse
+import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, "/work/shared/eval")
-import run_eval  # noqa: E402  (the kit's hit rule)
-from codebase_rag.config import CANDIDATES, KEYWORD_SCORES  # noqa: E402
-from codebase_rag.indexer import chunk_file  # noqa: E402
-from codebase_rag.reader import Reader  # noqa: E402
-from codebase_rag.keywords import Fts5Keywords  # noqa: E402
-from codebase_rag.search import fuse, rescore, vector_share  # noqa: E402
-from codebase_rag.text import cache_key, chunk_header, windows  # noqa: E402
+from codebase_rag.config import CANDIDATES, KEYWORD_SCORES
+from codebase_rag.indexer import chunk_file
+from codebase_rag.keywords import Fts5Keywords
+from codebase_rag.reader import Reader
+from codebase_rag.search import fuse, rescore, vector_share
+from codebase_rag.text import cache_key, chunk_header, windows
+
+KIT = Path(os.environ.get("EVAL_KIT", "/work/shared/eval"))    # the eval kit's folder
+
+
+def kit_module(name):
+    """A script of the eval kit (which is no package), loaded from its file."""
+    spec = importlib.util.spec_from_file_location(name, KIT / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+run_eval = kit_module("run_eval")         # its hit rule
 
 
 def rank_fusion(cosines, bm25, k=20.0):

@@ -25,13 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from codebase_rag import embed
+from codebase_rag.embed import ExportedModel, OnnxEmbedder
+from codebase_rag.export import TorchEmbedder, resolve_model
+from codebase_rag.indexer import build_file
+from codebase_rag.walk import read_source
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from codebase_rag import embed  # noqa: E402
-from codebase_rag.embed import ExportedModel, OnnxEmbedder  # noqa: E402
-from codebase_rag.export import TorchEmbedder, resolve_model  # noqa: E402
-from codebase_rag.indexer import build_file  # noqa: E402
-from codebase_rag.walk import read_source  # noqa: E402
 
 # name: (model file in the work folder, texts per call: a number, or "tok" for batches of
 # at most 1,024 word pieces)

@@ -11,16 +11,13 @@ Used for RESULTS-speed ("Inside the agent's loop, with keyword postings in memor
 import argparse
 import json
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from codebase_rag import nearest  # noqa: E402
-from codebase_rag.keywords import Fts5Keywords, MemoryKeywords  # noqa: E402
-from codebase_rag.reader import Reader  # noqa: E402
+from codebase_rag import nearest
+from codebase_rag.keywords import Fts5Keywords, MemoryKeywords
+from codebase_rag.reader import Reader
 
 
 def main():

@@ -17,7 +17,6 @@ bench/dev_evals.py scores the seed baseline with it.
 """
 import argparse
 import os
-import sys
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -25,9 +24,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-# speed.py runs a snapshot of the checkout and says where in RAG_BENCH_CODE
-CODE = os.environ.get("RAG_BENCH_CODE") or str(Path(__file__).resolve().parents[1])
-sys.path.insert(0, CODE)
+# (speed.py runs this with its snapshot of the checkout first on PYTHONPATH)
 from codebase_rag.export import resolve_model  # noqa: E402
 
 

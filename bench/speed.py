@@ -69,7 +69,7 @@ def child_env():
     # as on a user's machine, Python caches the compiled index.py (this sandbox sets
     # PYTHONDONTWRITEBYTECODE=1, which costs every process ~0.1 s of compiling)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["RAG_BENCH_CODE"] = str(CODE)         # the naive scripts import the same index.py
+    env["PYTHONPATH"] = str(CODE)     # every child imports the snapshot's package
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", ANONYMIZED_TELEMETRY="False",
                TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
     return env
@@ -240,8 +240,7 @@ def export_onnx(folder):
     """ONNX export of the packaged model into folder; returns the wall time."""
     if (folder / "model.onnx").is_file():
         return None
-    code = (f"import sys; sys.path.insert(0, {str(CODE)!r}); "
-            f"from codebase_rag.export import TorchEmbedder, resolve_model; "
+    code = (f"from codebase_rag.export import TorchEmbedder, resolve_model; "
             f"TorchEmbedder(resolve_model()[0]).export_onnx({str(folder)!r})")
     wall, rss, _ = run([PY, "-c", code])
     return wall, rss
@@ -271,7 +270,6 @@ def placeholder_index(src, export):
 def placeholder_build(src):
     """Run the package's own build with an embedder of pseudo-random unit vectors (cached
     like real ones), so every table and the Chroma collection get their real size."""
-    sys.path.insert(0, os.environ.get("RAG_BENCH_CODE") or str(ROOT))
     import numpy as np
     from codebase_rag.config import DIM
     from codebase_rag.config import HUB_MODEL
@@ -294,7 +292,6 @@ def placeholder_build(src):
 
 def typical_file(root):
     """A ~100-300-line file with at least one member body: the median-sized one."""
-    sys.path.insert(0, str(CODE))
     from codebase_rag.chunkers import csharp
     from codebase_rag.languages import EXTENSIONS
     from codebase_rag.walk import Ignore, read_source, walk

@@ -20,6 +20,7 @@ The section for these stores in --out is rewritten; the rest of the file is kept
 import argparse
 import http.client
 import http.server
+import importlib.util
 import json
 import re
 import shutil
@@ -34,11 +35,20 @@ import time
 import urllib.request
 from pathlib import Path
 
+import speed  # its runner and environment (a file beside this one)
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))
-import speed  # noqa: E402
-from team_proxy import PostgresServer  # noqa: E402
+
+
+def tests_module(name):
+    """A helper of the tests (tests/ is no package), loaded from its file."""
+    spec = importlib.util.spec_from_file_location(name, HERE.parent / "tests" / f"{name}.py")
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PostgresServer = tests_module("team_proxy").PostgresServer    # PostgreSQL with pgvector
 
 QUESTIONS = [                 # werkzeug's; any tree answers them with something
     "how are cookies parsed from a request header?",

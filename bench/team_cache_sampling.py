@@ -16,15 +16,13 @@ import contextlib
 import io
 import math
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from codebase_rag.config import DIM, FLUSH, SERVER_SAMPLE  # noqa: E402
-from codebase_rag.remote import TeamCache  # noqa: E402
+from codebase_rag.config import DIM, FLUSH, SERVER_SAMPLE
+from codebase_rag.remote import TeamCache
 
 SIZES = [42, 2000, 20900, 44000]          # the sample tree, one flush, jellyfin, ppy/osu
 BAD = [1, 5, 10, 50, 100, 1000]

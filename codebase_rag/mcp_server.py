@@ -13,12 +13,11 @@ call outlasts DEADLINE: it says why it stopped instead.
 import collections
 import io
 import os
-import re
 import threading
 import time
 from contextlib import asynccontextmanager
-from pathlib import Path
 
+from . import __version__ as VERSION
 from .config import CONFIDENT, INDEX_COMMAND, K, LINES, MAX_FILE_BYTES, MODE, SETTINGS
 from .errors import UsageError, encodable, one_line, printable
 from .languages import LANGUAGES, language_for
@@ -26,16 +25,6 @@ from .languages import LANGUAGES, language_for
 NAME = "codebase-rag"
 
 
-def project_version():
-    """serverInfo's version: the project's own, from its pyproject.toml (asking the installed
-    packages for a version takes 90 ms, about the whole handshake's time)."""
-    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
-    found = re.search(r'(?m)^version\s*=\s*"([^"]+)"', pyproject.read_text()) \
-        if pyproject.is_file() else None
-    return found[1] if found else "unknown"
-
-
-VERSION = project_version()
 MAX_CHARS = 90_000            # an answer stays under 25,000 tokens, whatever k and lines say
 MAX_K, MAX_LINES, MAX_LINE = 50, 500, 2**31 - 1
 WAIT = 5.0                    # the longest a call waits behind another call's work

@@ -1,0 +1,46 @@
+"""codebase-rag: the one command an install puts on PATH, a subcommand per job. Each hands
+its arguments to the command it names, importing nothing else (a hook and the MCP
+handshake must start fast).
+
+    codebase-rag index [--source DIR] ...     build or refresh the index (index.py)
+    codebase-rag query "question" ...         search it (query.py)
+    codebase-rag mcp                          the MCP server, stdio (query.py --mcp)
+    codebase-rag hook                         Claude Code's PostToolUse hook (index.py --hook)
+    codebase-rag status                       built or building, how far (index.py --status)
+"""
+import sys
+
+USAGE = __doc__.split("\n\n", 1)[1].rstrip() + """
+
+Each takes --help. Settings: CODEBASE_RAG_* in the environment (see codebase_rag/config.py)."""
+
+# subcommand: (module, flags put before the user's)
+COMMANDS = {
+    "index": ("cli_index", []),
+    "query": ("cli_query", []),
+    "mcp": ("cli_query", ["--mcp"]),
+    "hook": ("cli_index", ["--hook"]),
+    "status": ("cli_index", ["--status"]),
+}
+
+
+def main(argv=None):
+    import importlib
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(f"usage: codebase-rag COMMAND [ARGS]\n\n{USAGE}")
+        return 0 if argv else 2
+    if argv[0] == "--version":
+        from . import __version__
+        print(f"codebase-rag {__version__}")
+        return 0
+    if argv[0] not in COMMANDS:
+        print(f"codebase-rag: no command {argv[0]!r}; the commands: {', '.join(COMMANDS)} "
+              f"(see --help)", file=sys.stderr)
+        return 2
+    module, flags = COMMANDS[argv[0]]
+    command = importlib.import_module(f"{__package__}.{module}")
+    if module == "cli_query":         # a command line's run: it ends the process itself
+        return command.main([*flags, *argv[1:]], f"codebase-rag {argv[0]}", whole_process=True)
+    return command.main([*flags, *argv[1:]], f"codebase-rag {argv[0]}")
+
