@@ -7,6 +7,7 @@ handshake must start fast).
     codebase-rag mcp                          the MCP server, stdio (query.py --mcp)
     codebase-rag hook                         Claude Code's PostToolUse hook (index.py --hook)
     codebase-rag status                       built or building, how far (index.py --status)
+    codebase-rag setup [--dry-run | --remove] wire Claude Code into a project
 """
 import sys
 
@@ -21,6 +22,7 @@ COMMANDS = {
     "mcp": ("cli_query", ["--mcp"]),
     "hook": ("cli_index", ["--hook"]),
     "status": ("cli_index", ["--status"]),
+    "setup": ("setup_claude", []),
 }
 
 

@@ -1,11 +1,13 @@
 """The package as a user installs it: `pip install .` into a new virtual environment puts the
-codebase-rag command on PATH, and from other folders it indexes, answers and serves MCP;
-every remedy it prints names that command.
+codebase-rag command on PATH, and from other folders it indexes, answers, serves MCP and
+sets up a project; every remedy it prints and every command it writes is that command, and
+the hook that setup wrote runs the installed code, detached writer included.
 
 Offline and quick: the new environment sees this one's packages (torch, chromadb, the model,
 setuptools) through a .pth file, so pip builds and installs the project alone (--no-deps
 --no-build-isolation --no-index) and downloads nothing."""
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -15,7 +17,7 @@ import sysconfig
 
 import pytest
 
-from conftest import ROOT, SAMPLE
+from conftest import ROOT, SAMPLE, settled
 
 QUESTION = "how does the energy system refill timers?"
 
@@ -69,7 +71,7 @@ def user(installed, machine_cache, tmp_path_factory):
 def test_the_command_is_on_path_and_runs_the_installed_package(user):
     assert shutil.which("codebase-rag", path=user.env["PATH"]) == str(user.script)
     assert user("--version").stdout.strip() == "codebase-rag 0.1.0"
-    assert "mcp" in user("--help").stdout
+    assert "setup" in user("--help").stdout
     unknown = user("frobnicate", check=False)
     assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1
     # a remedy names the command a user can run anywhere: the installed one
@@ -105,3 +107,30 @@ def test_mcp_from_path(user):
     greeting, text = asyncio.run(search())
     assert greeting.serverInfo.name == "codebase-rag" and greeting.serverInfo.version == "0.1.0"
     assert re.search(r"^#1 \| .* \| EnergySystem.RefillTimers ", text, re.M), text
+
+
+def test_setup_writes_the_installed_command_and_its_hook_takes_in_an_edit(user):
+    user("index", "--source", user.tree)
+    said = user("setup", cwd=user.tree)
+    assert f"to build it now: {user.script} index --source {user.tree}" in said.stdout
+    settings = json.loads((user.tree / ".claude" / "settings.json").read_text())
+    [post] = settings["hooks"]["PostToolUse"]
+    assert post["hooks"][0]["command"] == f"{user.script} index --hook"
+    server = json.loads((user.tree / ".mcp.json").read_text())["mcpServers"]["codebase-rag"]
+    assert (server["command"], server["args"]) == (str(user.script), ["query", "--mcp"])
+    energy = user.tree / "Energy" / "EnergySystem.cs"
+    text = energy.read_text()
+    at = text.index("    public bool")
+    energy.write_text(text[:at] + "    /// <summary>Gives a player's deposit back.</summary>\n"
+                      "    public void RefundDeposit(int amount) { Current += amount; }\n\n"
+                      + text[at:])
+    event = json.dumps({"tool_name": "Edit", "tool_input": {"file_path": str(energy)}})
+    user(post["hooks"][0]["command"], shell=True, stdin=event, cwd=user.tree)
+    settled(user.tree / ".codebase-rag")          # the detached writer, the installed code
+    log = (user.tree / ".codebase-rag" / "build.log").read_text()
+    assert "applying edits" in log and "Traceback" not in log
+    found = user("query", "-k", "1", "--lines", "0", "give a player's deposit back",
+                 cwd=user.tree)
+    assert re.search(r"^#1 \| .* \| EnergySystem.RefundDeposit ", found.stdout, re.M), found.stdout
+    assert user("setup", "--remove", cwd=user.tree).returncode == 0
+    assert not (user.tree / ".mcp.json").exists()

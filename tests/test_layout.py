@@ -21,7 +21,7 @@ RANK = {
     "team_wire": 3, "team_chroma": 3.5, "team_postgres": 3.5,
     "nearest": 5, "keywords": 5, "check": 7, "search": 5.5, "render": 5, "hook": 5,
     "indexer": 6, "runs": 7, "fresh": 7, "reader": 8, "mcp_handshake": 8.5, "mcp_server": 9,
-    "cli_index": 10, "cli_query": 10, "cli": 11, "__main__": 12,
+    "cli_index": 10, "cli_query": 10, "setup_claude": 10, "cli": 11, "__main__": 12,
 }
 HEAVY = ("numpy", "torch", "chromadb", "chromadb_rust_bindings", "onnxruntime", "tokenizers",
          "sentence_transformers", "onnx")
