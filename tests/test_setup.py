@@ -1,20 +1,23 @@
 """codebase-rag setup, as a user runs it in a project that already has Claude Code settings:
 merged (the user's own entries kept as they were), idempotent, --dry-run writes nothing,
---remove takes out exactly what it put in; and the commands it writes run, from the shell
-as Claude Code runs them."""
+--remove takes out exactly what it put in; the commands it writes run, from the shell as
+Claude Code runs them; and the Claude Code plugin folder wires the same hooks and server
+through its launcher."""
 import asyncio
 import json
 import os
 import re
 import shlex
+import shutil
 import sqlite3
 import subprocess
 import time
 from pathlib import Path
 
+import pytest
 
 from conftest import ROOT, settled
-from codebase_rag import setup_claude
+from codebase_rag import __version__, setup_claude
 from codebase_rag.config import INDEX_COMMAND, QUERY_ARGV
 
 MINE = {
@@ -213,5 +216,64 @@ def test_the_commands_setup_writes_build_search_and_take_in_an_edit(cli, sample_
     server = json.loads((sample_tree / ".mcp.json").read_text())["mcpServers"]["codebase-rag"]
     answer = asyncio.run(mcp_search(server["command"], server["args"], sample_tree, env,
                                     "give a player's deposit back"))
+    assert re.search(r"^#1 \| Energy/EnergySystem.cs:\d+-\d+ \| EnergySystem.RefundDeposit ",
+                     answer, re.M), answer
+
+
+# ----------------------------------------------------------------------------- the plugin
+PLUGIN = ROOT / "plugin"
+
+
+def plugin_command(command):
+    return command.replace("${CLAUDE_PLUGIN_ROOT}", str(ROOT))
+
+
+def test_the_plugin_wires_what_setup_wires_through_its_launcher():
+    manifest = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "codebase-rag" and manifest["version"] == __version__
+    for key in ("hooks", "mcpServers", "skills"):
+        assert (ROOT / manifest[key]).exists(), key
+    hooks = json.loads((ROOT / manifest["hooks"]).read_text())["hooks"]
+    launcher = '"${CLAUDE_PLUGIN_ROOT}/plugin/codebase-rag"'
+    for event, groups in setup_claude.hooks(["@"]).items():    # the same events and matchers
+        want = groups[0]["hooks"][0]["command"].replace("@ --hook", f"{launcher} hook")
+        want = want.replace("@ --source", f"{launcher} index --source")
+        assert hooks[event] == [{**groups[0], "hooks": [{**groups[0]["hooks"][0],
+                                                         "command": want}]}]
+    server = json.loads((ROOT / manifest["mcpServers"]).read_text())["mcpServers"]
+    assert server == {"codebase-rag": {"type": "stdio", "command":
+                                       "${CLAUDE_PLUGIN_ROOT}/plugin/codebase-rag",
+                                       "args": ["mcp"], "alwaysLoad": True}}
+    skill = (ROOT / manifest["skills"] / "search-code" / "SKILL.md").read_text()
+    assert skill.startswith("---\nname: search-code\ndescription: ")
+    help_text = run_hook(f'{plugin_command(launcher)} index --help', dict(os.environ))
+    assert help_text.startswith("usage: codebase-rag index")
+
+
+def test_claude_code_accepts_the_plugin():
+    claude = os.environ.get("CLAUDE_E2E_BIN", "/work/cc/node_modules/.bin/claude")
+    if not Path(claude).exists() and not shutil.which("claude"):
+        pytest.skip("Claude Code is not installed (npm install @anthropic-ai/claude-code)")
+    proc = subprocess.run([claude if Path(claude).exists() else "claude", "plugin",
+                           "validate", str(ROOT)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "DISABLE_AUTOUPDATER": "1"})
+    assert proc.returncode == 0 and "Validation passed" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_the_plugins_hooks_and_server_run_this_checkout(cli, sample_tree):
+    manifest = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
+    hooks = json.loads((ROOT / manifest["hooks"]).read_text())["hooks"]
+    env = {**cli.env, "CLAUDE_PROJECT_DIR": str(sample_tree), "CLAUDE_PLUGIN_ROOT": str(ROOT)}
+    said = run_hook(plugin_command(hooks["SessionStart"][0]["hooks"][0]["command"]), env,
+                    cwd=sample_tree)
+    assert "codebase-rag: the index of" in said
+    built(sample_tree / ".codebase-rag")
+    edit_and_hook(sample_tree, plugin_command(hooks["PostToolUse"][0]["hooks"][0]["command"]),
+                  env)
+    settled(sample_tree / ".codebase-rag")
+    server = json.loads((ROOT / manifest["mcpServers"]).read_text())["mcpServers"]
+    server = server["codebase-rag"]
+    answer = asyncio.run(mcp_search(plugin_command(server["command"]), server["args"],
+                                    sample_tree, env, "give a player's deposit back"))
     assert re.search(r"^#1 \| Energy/EnergySystem.cs:\d+-\d+ \| EnergySystem.RefundDeposit ",
                      answer, re.M), answer
