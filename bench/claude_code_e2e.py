@@ -2,11 +2,18 @@
 """codebase-rag's Claude Code integration, end to end, as a user gets it.
 
 The real Claude Code CLI (from npm) runs non-interactively in a small C# project that
-codebase-rag has indexed, with the tool checkout's hooks.json.example (its placeholder paths
-replaced by the checkout) in the project's .claude/settings.json and the MCP server
-registered with `claude mcp add codebase-rag -s project -- PY query.py --mcp`. Its model is a
-scripted stand-in of the Anthropic Messages API on 127.0.0.1, and everything runs in a
-network namespace that has only loopback, so nothing can leave the machine.
+codebase-rag has indexed, wired one of three ways (--wire):
+  manual  the tool checkout's hooks.json.example (its placeholder paths replaced by the
+          checkout) in the project's .claude/settings.json, and the MCP server registered
+          with `claude mcp add codebase-rag -s project -- PY query.py --mcp` (the default)
+  setup   `codebase-rag setup` run in the project (as `PY -m codebase_rag setup`): hooks,
+          .mcp.json, its approval and CLAUDE.md, nothing copied by hand; the CLI cases run
+          the query command that setup wrote into CLAUDE.md
+  plugin  every claude command given `--plugin-dir CHECKOUT` (the checkout's Claude Code
+          plugin: hooks, MCP server, skill); nothing in the project; the CLI cases run the
+          plugin's launcher, CHECKOUT/plugin/codebase-rag query
+Its model is a scripted stand-in of the Anthropic Messages API on 127.0.0.1, and everything
+runs in a network namespace that has only loopback, so nothing can leave the machine.
 
 Each case replays a session: the stand-in answers with tool_use blocks (Read, Edit, Write,
 Bash) that change the project, then a query of the index (a Bash call of query.py, or the
@@ -14,7 +21,7 @@ MCP tool search_code), then a last text. The tool_result that Claude Code sends 
 the model saw; it is checked for the new member and for its exact file:start-end, computed
 from the file on disk afterwards by matching braces.
 
-    python bench/claude_code_e2e.py --tool CHECKOUT [--cases 1,2,6] [--repeat N] [--json OUT]
+    python bench/claude_code_e2e.py --tool CHECKOUT [--wire setup] [--cases 1,2,6] [--repeat N] [--json OUT]
     python bench/claude_code_e2e.py --table before=OLD.json now=NEW.json
 
 Cases on a built index: 1 Edit, then query; 2 Write (a new file), then query; 3 `sed -i`
@@ -68,7 +75,18 @@ PROJECT = HERE / "e2e" / "project"
 DEFAULT_CLAUDE = "/work/cc/node_modules/.bin/claude"
 PLACEHOLDER = "/abs/path/to/codebase-rag"
 SERVER = "codebase-rag"
-MCP_SEARCH = f"mcp__{SERVER}__search_code"
+PLUGIN = "codebase-rag"       # the plugin's name: Claude Code calls its server plugin:NAME:SERVER
+WIRES = ("manual", "setup", "plugin")
+
+
+def server_id(wire):
+    """The server's name for `claude mcp get`, and the prefix of its tools' names."""
+    name = f"plugin:{PLUGIN}:{SERVER}" if wire == "plugin" else SERVER
+    return name, "mcp__" + re.sub(r"[^a-zA-Z0-9_-]", "_", name) + "__"
+
+
+WIRE = "manual"               # inside() sets both for the run's wiring
+MCP_PREFIX = server_id(WIRE)[1]
 K = 3
 SESSION_TIMEOUT = 240
 
@@ -476,7 +494,7 @@ class StandIn:
                 blocks = self.script[min(step, len(self.script) - 1)] if self.script else \
                     [{"type": "text", "text": "Done."}]
                 wants = [b["name"] for b in blocks if b["type"] == "tool_use"
-                         and b["name"].startswith(f"mcp__{SERVER}__")]
+                         and b["name"].startswith(MCP_PREFIX)]
                 if self.wait_for_mcp and wants and not set(wants) <= set(tools) \
                         and "WaitForMcpServers" in tools and self.waits < 3:
                     # What a model does that reads its tool list: the server it needs is
@@ -484,7 +502,7 @@ class StandIn:
                     self.waits += 1
                     blocks = [{"type": "tool_use", "name": "WaitForMcpServers",
                                "id": f"toolu_e2e_wait_{self.tag}_{self.waits}".replace(".", "_"),
-                               "input": {"servers": [SERVER]}}]
+                               "input": {"servers": [server_id(WIRE)[0]]}}]
             else:
                 self.other.append(model)
                 blocks = [{"type": "text", "text": "ok"}]
@@ -523,7 +541,7 @@ class StandIn:
     def mcp_by_turn(self):
         """For each main-loop request: did it offer codebase-rag's tools?"""
         with self.lock:
-            return [any(str(t.get("name", "")).startswith(f"mcp__{SERVER}__")
+            return [any(str(t.get("name", "")).startswith(MCP_PREFIX)
                         for t in body.get("tools") or []) for _, body in self.main]
 
 
@@ -743,10 +761,14 @@ def sanitized_env(home, port, cache):
 # -- one checkout ------------------------------------------------------------------------
 
 class Bench:
-    def __init__(self, tool, claude, work, log, always_load=False, wait_for_mcp=False):
+    def __init__(self, tool, claude, work, log, always_load=False, wait_for_mcp=False,
+                 wire="manual"):
         self.tool = Path(tool).resolve()
         self.py = self.tool / ".venv" / "bin" / "python"
-        self.claude = claude
+        self.wire = wire
+        # every claude command of a plugin run loads the checkout as a plugin
+        self.claude = [claude, *(["--plugin-dir", str(self.tool)] if wire == "plugin" else [])]
+        self.query_prefix = None      # the shell's query command, as the wiring says it
         self.work = Path(work)
         self.proj = self.work / "proj"
         self.template = self.work / "proj.template"
@@ -766,8 +788,7 @@ class Bench:
         return r
 
     def query_command(self, question):
-        return f"{shlex.quote(str(self.py))} {shlex.quote(str(self.tool / 'query.py'))} -k {K} " \
-               f"{shlex.quote(question)}"
+        return f"{self.query_prefix} -k {K} {shlex.quote(question)}"
 
     def make_repo(self, dest, filler=0):
         """The project as a git repository on branch main, and a branch FEATURE that adds
@@ -787,32 +808,53 @@ class Bench:
         add(feature_files(), "reports")
         self.run(["git", "checkout", "-q", "main"], cwd=dest)
 
-    def setup(self, fresh=False):
-        self.make_repo(self.proj)
+    def wire_by_hand(self, proj):
+        """The manual wiring: hooks.json.example with the checkout's paths, claude mcp add,
+        and the approval an interactive user gives at the first start ("Use this and all
+        future MCP servers in this project?"; -p never asks)."""
         hooks = (self.tool / "hooks.json.example").read_text().replace(PLACEHOLDER, str(self.tool))
-        settings = json.loads(hooks)
-        (self.proj / ".claude").mkdir()
-        (self.proj / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
-        r = self.run([self.claude, "mcp", "add", SERVER, "-s", "project", "--",
-                      str(self.py), str(self.tool / "query.py"), "--mcp"], timeout=60)
+        (proj / ".claude").mkdir()
+        (proj / ".claude" / "settings.json").write_text(json.dumps(json.loads(hooks), indent=2)
+                                                        + "\n")
+        r = self.run([*self.claude, "mcp", "add", SERVER, "-s", "project", "--",
+                      str(self.py), str(self.tool / "query.py"), "--mcp"], cwd=proj, timeout=60)
         self.log["mcp_add"] = (r.stdout + r.stderr).strip()
         if self.always_load:
             # Server-level alwaysLoad in .mcp.json: headless Claude Code then waits for the
             # server before the first turn, instead of connecting it in the background.
-            mcp = json.loads((self.proj / ".mcp.json").read_text())
+            mcp = json.loads((proj / ".mcp.json").read_text())
             mcp["mcpServers"][SERVER]["alwaysLoad"] = True
-            (self.proj / ".mcp.json").write_text(json.dumps(mcp, indent=2) + "\n")
-        self.log["mcp_json"] = json.loads((self.proj / ".mcp.json").read_text())
-        # The approval an interactive user gives at the first start ("Use this and all future
-        # MCP servers in this project?"); -p never asks.
+            (proj / ".mcp.json").write_text(json.dumps(mcp, indent=2) + "\n")
         local = {"enabledMcpjsonServers": [SERVER]}
-        (self.proj / ".claude" / "settings.local.json").write_text(json.dumps(local, indent=2) + "\n")
+        (proj / ".claude" / "settings.local.json").write_text(json.dumps(local, indent=2) + "\n")
+
+    def wire_project(self, proj):
+        """Wire Claude Code into proj as --wire says; the shell's query command."""
+        if self.wire == "manual":
+            self.wire_by_hand(proj)
+            return f"{shlex.quote(str(self.py))} {shlex.quote(str(self.tool / 'query.py'))}"
+        if self.wire == "plugin":
+            return shlex.quote(str(self.tool / "plugin" / "codebase-rag")) + " query"
+        # the checkout's own interpreter runs its package (a user: .venv/bin/codebase-rag)
+        r = self.run([str(self.py), "-m", "codebase_rag", "setup", "--project", str(proj)],
+                     cwd=self.tool, timeout=60)
+        self.log.setdefault("setup", []).append((r.stdout + r.stderr).strip())
+        [command] = re.findall(r'^ {6}(.*) "how are user passwords hashed and verified\?"$',
+                               (proj / "CLAUDE.md").read_text(), re.M)
+        return command
+
+    def setup(self, fresh=False):
+        self.make_repo(self.proj)
+        self.query_prefix = self.wire_project(self.proj)
+        if (self.proj / ".mcp.json").is_file():
+            self.log["mcp_json"] = json.loads((self.proj / ".mcp.json").read_text())
         t = time.time()
         r = self.run([str(self.py), str(self.tool / "index.py"), "--source", str(self.proj)],
                      timeout=900)
         self.log["index"] = {"seconds": round(time.time() - t, 1),
                              "output": (r.stdout + r.stderr).strip().splitlines()[-1:]}
-        r = self.run([self.claude, "mcp", "get", SERVER], timeout=120, check=False)
+        r = self.run([*self.claude, "mcp", "get", server_id(self.wire)[0]], timeout=120,
+                     check=False)
         self.log["mcp_get"] = (r.stdout + r.stderr).strip()
         self.log["mcp_get_rc"] = r.returncode
         self.log["mcp_connected"] = bool(re.search(r"\bConnected\b", self.log["mcp_get"]))
@@ -821,8 +863,11 @@ class Bench:
         if fresh:
             # the same project wired the same way, with generated files besides, and no index
             self.make_repo(self.fresh_template, FILLER)
-            shutil.copytree(self.proj / ".claude", self.fresh_template / ".claude")
-            shutil.copy2(self.proj / ".mcp.json", self.fresh_template / ".mcp.json")
+            if self.wire == "manual":
+                shutil.copytree(self.proj / ".claude", self.fresh_template / ".claude")
+                shutil.copy2(self.proj / ".mcp.json", self.fresh_template / ".mcp.json")
+            elif self.wire == "setup":
+                self.wire_project(self.fresh_template)
             self.log["first_build_project"] = {
                 "files": sum(1 for _ in self.fresh_template.rglob("*.cs")),
                 "generated": FILLER}
@@ -857,7 +902,8 @@ class Bench:
         for tool, arg in steps:
             if tool == "query":
                 if via == "mcp":
-                    block = {"type": "tool_use", "name": MCP_SEARCH, "input": {"question": arg, "k": K}}
+                    block = {"type": "tool_use", "name": MCP_PREFIX + "search_code",
+                             "input": {"question": arg, "k": K}}
                 else:
                     block = {"type": "tool_use", "name": "Bash",
                              "input": {"command": self.query_command(arg),
@@ -894,7 +940,7 @@ class Bench:
         self.stand.on_turn = on_turn if watch else None
         t = time.time()
         try:
-            r = subprocess.run([self.claude, "-p", f"e2e session {tag}", "--permission-mode",
+            r = subprocess.run([*self.claude, "-p", f"e2e session {tag}", "--permission-mode",
                                 "bypassPermissions", "--output-format", "json"],
                                cwd=self.proj, env=self.env, capture_output=True, text=True,
                                timeout=SESSION_TIMEOUT, check=False)
@@ -933,7 +979,7 @@ class Bench:
         """Claude Code's own log of the codebase-rag connection in the session that started
         at `since`: how long the connect took, or that it never finished."""
         logs = sorted((self.work / "home" / ".cache" / "claude-cli-nodejs").glob(
-            f"*/mcp-logs-{SERVER}/*.jsonl"))
+            f"*/mcp-logs-*{SERVER}*/*.jsonl"))
         logs = [p for p in logs if p.stat().st_mtime >= since - 1]
         if not logs:
             return None
@@ -1005,7 +1051,7 @@ def context_of(body):
     tools = body.get("tools") or []
     mcp = [{"name": t.get("name"), "defer_loading": t.get("defer_loading"),
             "params": sorted((t.get("input_schema") or {}).get("properties", {}))}
-           for t in tools if str(t.get("name", "")).startswith(f"mcp__{SERVER}__")]
+           for t in tools if str(t.get("name", "")).startswith(MCP_PREFIX)]
     return {"session_start": starts, "tools": [t.get("name") for t in tools], "mcp_tools": mcp,
             "mcp_in_system": [ln for ln in sys_text.splitlines() if SERVER in ln][:5]}
 
@@ -1119,6 +1165,8 @@ def show_failures(runs):
 
 
 def inside(args):
+    global WIRE, MCP_PREFIX
+    WIRE, MCP_PREFIX = args.wire, server_id(args.wire)[1]
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     links = check_isolated()
     claude = args.claude
@@ -1133,7 +1181,8 @@ def inside(args):
     log = {"tool": str(tool), "commit": commit, "claude": version, "links": links,
            "cache": args.cache, "work": str(work), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC",
                                                                               time.gmtime())}
-    bench = Bench(tool, claude, work, log, args.mcp_always_load, args.wait_for_mcp)
+    bench = Bench(tool, claude, work, log, args.mcp_always_load, args.wait_for_mcp, args.wire)
+    log["wire"] = args.wire
     bench.hold = log["hold_first_turn"] = not args.no_hold
     log["mcp_always_load"] = args.mcp_always_load
     log["wait_for_mcp"] = args.wait_for_mcp
@@ -1144,7 +1193,8 @@ def inside(args):
     print(f"indexed: {log['index']}", flush=True)
     if "first_build_project" in log:
         print(f"first-build project: {log['first_build_project']}", flush=True)
-    print(f"claude mcp get {SERVER} (rc {log['mcp_get_rc']}):")
+    print(f"claude mcp get {server_id(args.wire)[0]} (rc {log['mcp_get_rc']}; wired: "
+          f"{args.wire}):")
     for ln in log["mcp_get"].splitlines():
         print("   " + ln)
     print(f"  -> Connected: {log['mcp_connected']}", flush=True)
@@ -1194,6 +1244,10 @@ def main():
     ap.add_argument("--cases", help="comma-separated: 1-5 and 7 (a built index), 6 (their MCP "
                     "twins) or 6.1-6.5, 6.7; 8 (a first build: 8.1-8.5), 9 (their MCP twins); "
                     "default all")
+    ap.add_argument("--wire", choices=WIRES, default="manual",
+                    help="how the project is wired to codebase-rag: by hand (hooks.json.example, "
+                         "claude mcp add), by `codebase-rag setup`, or as a plugin "
+                         "(claude --plugin-dir CHECKOUT); default manual")
     ap.add_argument("--commit", default="",
                     help="the commit to record for a checkout that is not a git work tree")
     ap.add_argument("--repeat", type=int, default=1)
