@@ -15,19 +15,24 @@ USAGE = __doc__.split("\n\n", 1)[1].rstrip() + """
 
 Each takes --help. Settings: CODEBASE_RAG_* in the environment (see codebase_rag/config.py)."""
 
-# subcommand: (module, flags put before the user's)
-COMMANDS = {
-    "index": ("cli_index", []),
-    "query": ("cli_query", []),
-    "mcp": ("cli_query", ["--mcp"]),
-    "hook": ("cli_index", ["--hook"]),
-    "status": ("cli_index", ["--status"]),
-    "setup": ("setup_claude", []),
-}
+# subcommand: the flags put before the user's
+FLAGS = {"index": [], "query": [], "mcp": ["--mcp"], "hook": ["--hook"], "status": ["--status"],
+         "setup": []}
+
+
+def command(name):
+    """The main() that runs a subcommand, imported on use: each loads only its own."""
+    if name in ("index", "hook", "status"):
+        from .cli_index import main
+    elif name in ("query", "mcp"):
+        from .cli_query import main
+        return lambda argv, prog: main(argv, prog, whole_process=True)   # ends it fast
+    else:
+        from .setup_claude import main
+    return main
 
 
 def main(argv=None):
-    import importlib
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
         print(f"usage: codebase-rag COMMAND [ARGS]\n\n{USAGE}")
@@ -36,13 +41,8 @@ def main(argv=None):
         from . import __version__
         print(f"codebase-rag {__version__}")
         return 0
-    if argv[0] not in COMMANDS:
-        print(f"codebase-rag: no command {argv[0]!r}; the commands: {', '.join(COMMANDS)} "
+    if argv[0] not in FLAGS:
+        print(f"codebase-rag: no command {argv[0]!r}; the commands: {', '.join(FLAGS)} "
               f"(see --help)", file=sys.stderr)
         return 2
-    module, flags = COMMANDS[argv[0]]
-    command = importlib.import_module(f"{__package__}.{module}")
-    if module == "cli_query":         # a command line's run: it ends the process itself
-        return command.main([*flags, *argv[1:]], f"codebase-rag {argv[0]}", whole_process=True)
-    return command.main([*flags, *argv[1:]], f"codebase-rag {argv[0]}")
-
+    return command(argv[0])([*FLAGS[argv[0]], *argv[1:]], f"codebase-rag {argv[0]}")
