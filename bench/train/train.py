@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Fine-tune the packaged all-MiniLM-L6-v2 on mined (description, member) pairs.
+
+    python bench/train/train.py [--data /work/train-data/pairs] [--out /work/train-data/run]
+                                [--max-length 128] [--batch 32] [--lr 2e-5] [--seed 1]
+                                [--limit N] [--max-steps N] [--checkpoint-every 200]
+
+Loss: MultipleNegativesRankingLoss over (description, member, hard negative) triplets: each
+description must pick its member among every member and negative of its batch; the hard
+negative is another member of the same class or file (mine_pairs.py chose it). One epoch.
+
+Batches are grouped by length (a shuffled run of 50 batches is sorted by the member's
+length, then cut), so most batches pad to far less than --max-length; no text appears twice
+in a batch (a member with two descriptions, or a negative that is another row's member,
+would otherwise be its own false negative). The plan of batches is made from the seed, so
+a restarted run skips what it did and goes on with the same batches.
+
+fp32: this machine's CPU has no avx512_bf16 or AMX, where bf16 autocast measured 4x slower.
+Every --checkpoint-every steps OUT/checkpoint.pt holds the weights, the optimiser, the
+schedule and the loss so far (written whole, then renamed); a run started again with the
+same arguments resumes from it. At each checkpoint the loss on the held-out repositories
+(valid.jsonl) is measured. OUT/loss.csv has every step's loss, OUT/loss.png draws it, and
+OUT/model is the tuned model: a sentence-transformers folder (what --model takes).
+"""
+import argparse
+import contextlib
+import csv
+import hashlib
+import json
+import os
+import random
+import struct
+import sys
+import time
+import zlib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+from codebase_rag.export import resolve_model  # noqa: E402
+
+MEGA = 50                     # batches sorted by length together
+
+
+def read_pairs(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def plan_batches(pairs, batch, seed, lengths):
+    """Lists of row numbers: length-grouped batches in a seeded order, no text twice in one."""
+    rng = random.Random(seed)
+    order = list(range(len(pairs)))
+    rng.shuffle(order)
+    batches = []
+    for start in range(0, len(order), batch * MEGA):
+        queue = sorted(order[start:start + batch * MEGA], key=lambda i: lengths[i])
+        while queue:                  # a row that clashes waits for the next batch
+            current, seen, rest = [], set(), []
+            for i in queue:
+                texts = {pairs[i]["anchor"], pairs[i]["positive"], pairs[i]["negative"]}
+                if len(current) < batch and not texts & seen:
+                    current.append(i)
+                    seen |= texts
+                else:
+                    rest.append(i)
+            batches.append(current)
+            queue = rest
+    rng.shuffle(batches)
+    return [b for b in batches if len(b) > 1]
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return set(next(line for line in f if line.startswith("flags")).split(":")[1].split())
+    except (OSError, StopIteration):
+        return set()
+
+
+def save_atomic(obj, path, torch):
+    tmp = path.with_suffix(".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def write_png(path, series, width=720, height=360):
+    """A plain line plot (no text): each series (points, rgb) scaled to the same axes;
+    the numbers are in loss.csv."""
+    points = [p for s, _ in series for p in s]
+    if not points:
+        return
+    x0, x1 = min(x for x, _ in points), max(x for x, _ in points) or 1
+    y0, y1 = 0.0, max(y for _, y in points) or 1
+    pixels = [[(255, 255, 255)] * width for _ in range(height)]
+    for y in range(height):
+        pixels[y][20] = (0, 0, 0)
+    pixels[height - 21] = [(0, 0, 0)] * width
+
+    def at(x, y):
+        return (20 + int((x - x0) / max(x1 - x0, 1e-9) * (width - 41)),
+                height - 21 - int((y - y0) / (y1 - y0) * (height - 41)))
+    for data, color in series:
+        for (xa, ya), (xb, yb) in zip(data, data[1:] or data):
+            (ca, ra), (cb, rb) = at(xa, ya), at(xb, yb)
+            steps = max(abs(cb - ca), abs(rb - ra), 1)
+            for k in range(steps + 1):
+                c, r = ca + (cb - ca) * k // steps, ra + (rb - ra) * k // steps
+                for dr in (0, 1):
+                    if 0 <= r + dr < height:
+                        pixels[r + dr][c] = color
+    raw = b"".join(b"\0" + bytes(v for px in row for v in px) for row in pixels)
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + \
+            struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    Path(path).write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(
+        ">IIBBBBB", width, height, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw, 9))
+        + chunk(b"IEND", b""))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default="/work/train-data/pairs", help="train.jsonl, valid.jsonl")
+    ap.add_argument("--out", default="/work/train-data/run")
+    ap.add_argument("--base", help="the model to start from (default: the packaged MiniLM)")
+    ap.add_argument("--max-length", type=int, default=128, help="word pieces per text")
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=2e-5)
+    ap.add_argument("--warmup", type=float, default=0.1, help="share of the steps")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-negatives", action="store_true", help="pairs only, no hard negatives")
+    ap.add_argument("--limit", type=int, help="train on this many pairs (a smoke run)")
+    ap.add_argument("--max-steps", type=int, help="stop after this many steps (the plan and "
+                    "the schedule are still the whole epoch's)")
+    ap.add_argument("--checkpoint-every", type=int, default=200)
+    ap.add_argument("--valid-pairs", type=int, default=512)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
+    a = ap.parse_args(argv)
+    flags = cpu_flags()
+    native_bf16 = {"avx512_bf16", "amx_bf16"} & flags
+    if a.precision == "bf16" and not native_bf16:
+        sys.exit("train.py: this CPU has no avx512_bf16 or amx_bf16, where bf16 autocast ran "
+                 "4x slower than fp32; use --precision fp32")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    torch.set_num_threads(a.threads)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pairs = read_pairs(Path(a.data) / "train.jsonl")
+    valid = read_pairs(Path(a.data) / "valid.jsonl")
+    if a.limit:
+        pairs = random.Random(a.seed).sample(pairs, min(a.limit, len(pairs)))
+    valid = random.Random(a.seed).sample(valid, min(a.valid_pairs, len(valid)))
+    base = a.base or resolve_model()[0]
+    config = {k: v for k, v in vars(a).items() if k not in ("threads", "max_steps",
+                                                          "checkpoint_every")}
+    config.update(base=str(base), pairs=len(pairs), data_sha256=hashlib.sha256(
+        (Path(a.data) / "train.jsonl").read_bytes()).hexdigest())
+    torch.manual_seed(a.seed)
+    model = SentenceTransformer(str(base), device="cpu")
+    base_length, model.max_seq_length = model.max_seq_length, a.max_length
+    tokenizer = model.tokenizer
+    lengths = [len(ids) for ids in tokenizer([p["positive"] for p in pairs], verbose=False,
+                                               add_special_tokens=False)["input_ids"]]
+    batches = plan_batches(pairs, a.batch, a.seed, lengths)
+    loss_fn = MultipleNegativesRankingLoss(model)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01)
+    total = len(batches)
+    warm = max(1, int(total * a.warmup))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm))))
+    columns = ("anchor", "positive") if a.no_negatives else ("anchor", "positive", "negative")
+    state = {"step": 0, "losses": [], "valid": [], "seconds": 0.0, "cpu_seconds": 0.0, "pairs": 0}
+    checkpoint = out / "checkpoint.pt"
+    if checkpoint.is_file():
+        saved = torch.load(checkpoint, weights_only=False)
+        if saved["config"] != config:
+            sys.exit(f"train.py: {checkpoint} is of another run "
+                     f"({sorted(k for k in config if saved['config'].get(k) != config[k])} "
+                     f"differ); use another --out or delete it")
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        schedule.load_state_dict(saved["schedule"])
+        torch.set_rng_state(saved["rng"])
+        state = saved["state"]
+        print(f"resumed from {checkpoint} at step {state['step']} of {total}", flush=True)
+    print(f"{len(pairs):,} pairs in {total:,} batches of {a.batch} (max {a.max_length} word "
+          f"pieces, {'+'.join(columns)}), {len(valid)} held-out pairs; {a.precision} on "
+          f"{a.threads} threads; CPU bf16: {', '.join(sorted(native_bf16)) or 'none'}",
+          flush=True)
+
+    tokenize = getattr(model, "preprocess", None) or model.tokenize
+
+    def features(rows):
+        return [dict(tokenize([r[c] for r in rows])) for c in columns]
+
+    def valid_loss():
+        model.eval()
+        with torch.no_grad():
+            losses = [loss_fn(features(valid[i:i + a.batch]), None).item() * len(valid[i:i + a.batch])
+                      for i in range(0, len(valid), a.batch) if len(valid[i:i + a.batch]) > 1]
+        model.train()
+        return sum(losses) / max(1, len(valid))
+
+    def save():
+        save_atomic({"config": config, "model": model.state_dict(),
+                     "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
+                     "rng": torch.get_rng_state(), "state": state}, checkpoint, torch)
+        with open(out / "loss.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["step", "train_loss", "valid_loss", "pairs", "seconds"])
+            valid_at = dict((s, v) for s, v in state["valid"])
+            for s, loss, n, t in state["losses"]:
+                w.writerow([s, f"{loss:.5f}", f"{valid_at[s]:.5f}" if s in valid_at else "", n,
+                            f"{t:.1f}"])
+        (out / "loss.json").write_text(json.dumps({"config": config, **state}, indent=0))
+        smooth = [(s, sum(x[1] for x in state["losses"][max(0, k - 19):k + 1]) /
+                   len(state["losses"][max(0, k - 19):k + 1]))
+                  for k, (s, *_) in enumerate(state["losses"])]
+        write_png(out / "loss.png", [(smooth, (40, 90, 200)), (state["valid"], (220, 60, 30))])
+
+    if state["step"] == 0 and not state["valid"]:
+        state["valid"].append((0, valid_loss()))
+        print(f"step 0: held-out loss {state['valid'][-1][1]:.4f} (the stock model)", flush=True)
+    model.train()
+    stop = min(total, a.max_steps) if a.max_steps else total
+    window = []
+    while state["step"] < stop:
+        rows = [pairs[i] for i in batches[state["step"]]]
+        started, cpu = time.perf_counter(), time.process_time()
+        with torch.autocast("cpu", dtype=torch.bfloat16) if a.precision == "bf16" \
+                else contextlib.nullcontext():
+            loss = loss_fn(features(rows), None)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        spent = time.perf_counter() - started
+        state["step"] += 1
+        state["seconds"] += spent
+        state["cpu_seconds"] = state.get("cpu_seconds", 0.0) + time.process_time() - cpu
+        state["pairs"] += len(rows)
+        state["losses"].append((state["step"], loss.item(), state["pairs"], state["seconds"]))
+        window = (window + [(len(rows), spent)])[-20:]
+        if state["step"] % 10 == 0 or state["step"] == stop:
+            rate = sum(n for n, _ in window) / sum(t for _, t in window)
+            recent = [x[1] for x in state["losses"][-20:]]
+            print(f"step {state['step']}/{total} loss {sum(recent) / len(recent):.4f} "
+                  f"{rate:.2f} pairs/s ({state['pairs'] / state['cpu_seconds']:.2f} per CPU-s), "
+                  f"{state['seconds'] / 60:.1f} min so far, about "
+                  f"{(total - state['step']) * a.batch / rate / 60:.0f} min to go", flush=True)
+        if state["step"] % a.checkpoint_every == 0 or state["step"] == stop:
+            state["valid"].append((state["step"], valid_loss()))
+            save()
+            print(f"checkpoint at step {state['step']}: held-out loss "
+                  f"{state['valid'][-1][1]:.4f}", flush=True)
+    if state["step"] == total:
+        model.max_seq_length = base_length       # trained on shorter texts, read as the stock
+        model.save(str(out / "model"), create_model_card=False)
+        print(f"the tuned model: {out / 'model'} ({state['pairs']:,} pairs in "
+              f"{state['seconds'] / 60:.1f} min, {state['pairs'] / state['seconds']:.2f} pairs/s, "
+              f"{state['pairs'] / state['cpu_seconds']:.2f} per CPU-s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
