@@ -273,7 +273,7 @@ def test_a_bad_setting_in_the_environment_is_one_line(cli, sample_tree, tmp_path
 def test_an_index_refuses_another_model(cli, sample_tree, tmp_path):
     db = tmp_path / "db"
     cli.index(sample_tree, db)
-    other = {"CODEBASE_RAG_MODEL": str(tmp_path)}
+    other = {"CODEBASE_RAG_MODEL": "sentence-transformers/all-mpnet-base-v2"}   # never loaded
     proc = cli.run("query.py", "--db", db, "x", env=other, check=False)
     assert proc.returncode == 2 and "built with" in proc.stderr
     proc = cli.run("index.py", "--source", sample_tree, "--db", db, env=other, check=False)

@@ -20,6 +20,8 @@ import pytest
 
 from conftest import ROOT, SAMPLE, Cli, lines_of
 
+from codebase_rag.languages import LANGUAGES
+
 pytest.importorskip("mcp")
 QUESTION = "how does the energy system refill timers?"
 HELLO = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -180,7 +182,7 @@ def test_a_wrong_argument_is_one_plain_line(built):
         ("search_code", json.dumps({"question": QUESTION, "k": 51})):
             "k must be between 1 and 50",
         ("search_code", json.dumps({"question": QUESTION, "lang": "cobol"})):
-            "lang must be one of csharp, typescript, javascript, python",
+            "lang must be one of " + ", ".join(lang.name for lang in LANGUAGES),
         ("search_code", json.dumps({"question": QUESTION, "mode": "fuzzy"})):
             "mode must be one of vector, lexical, hybrid",
         ("search_code", json.dumps({"question": QUESTION, "lines": "many"})):

@@ -46,11 +46,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
-from codebase_rag.embed import count_tokens  # noqa: E402
-from codebase_rag.export import resolve_model  # noqa: E402
-from codebase_rag.languages import chunk_source, language_for  # noqa: E402
-from codebase_rag.text import chunk_body, chunk_header, member_windows  # noqa: E402
+from codebase_rag.embed import count_tokens
+from codebase_rag.export import resolve_model
+from codebase_rag.languages import chunk_source, language_for
+from codebase_rag.text import chunk_body, chunk_header, member_windows
 
 EVAL = Path("/work/shared/eval")
 os.environ.setdefault("TS_ORACLE_TYPESCRIPT", str(ROOT / ".cache/ts-node/node_modules/typescript"))

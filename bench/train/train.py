@@ -36,8 +36,7 @@ import zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1]))
-from codebase_rag.export import resolve_model  # noqa: E402
+from codebase_rag.export import resolve_model
 
 MEGA = 50                     # batches sorted by length together
 
