@@ -13,7 +13,7 @@ may pass their own.
 import os
 from pathlib import Path
 
-from .config import BATCH, DIM, INDEX_COMMAND, MAX_TOKENS, PRECISION
+from .config import BATCH, DIM, INDEX_COMMAND, PRECISION
 from .errors import UsageError, warn
 from .export import INT8_FILE, export_dir, export_onnx, exported_config, model_problem, \
     onnx_file, resolve_model

@@ -82,6 +82,17 @@ def test_pooling_is_the_folders_own(onnx_export, tmp_path, mode):
     assert close(ours, theirs) and not close(ours, stock)
 
 
+def test_an_export_carries_the_folders_way_of_embedding(tmp_path):
+    """The real exporter writes the folder's configuration beside the graph, and the
+    export's embedder makes sentence-transformers' vectors of the folder."""
+    from codebase_rag.embed import OnnxEmbedder
+    folder = variant(tmp_path, "cls", {"1_Pooling/config.json": pooled_by("cls")})
+    export_onnx(str(folder), tmp_path / "export")
+    assert json.loads((tmp_path / "export" / CONFIG_FILE).read_text()) == model_config(folder)
+    assert close(OnnxEmbedder(tmp_path / "export")(TEXTS),
+                 st_model(folder).encode(TEXTS, normalize_embeddings=True))
+
+
 def test_query_and_document_prompts_are_applied(onnx_export, tmp_path):
     prompts = {"query": "query: ", "document": "passage: "}
     folder = variant(tmp_path, "prompted", {

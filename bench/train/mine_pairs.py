@@ -44,12 +44,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 from codebase_rag.embed import count_tokens
 from codebase_rag.export import resolve_model
 from codebase_rag.languages import chunk_source, language_for
 from codebase_rag.text import chunk_body, chunk_header, member_windows
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 
 EVAL = Path("/work/shared/eval")
 os.environ.setdefault("TS_ORACLE_TYPESCRIPT", str(ROOT / ".cache/ts-node/node_modules/typescript"))
@@ -100,6 +101,7 @@ HELD_OUT = {"StackExchange/StackExchange.Redis", "sequelize/sequelize", "tornado
 # the eval sets' own repositories at their commits: their targets' code is read from them
 EVAL_TREES = {"ppy/osu": "e9451fe70b91292c482bab203ea87bd727eaa237",
               "typeorm/typeorm": "281bfba42a5813b106bcf5ba79bc7f7251bd1e73"}
+MINED = ("csharp", "typescript", "javascript", "python")     # the languages the kits cover
 MAX_BYTES = 1 << 20           # the walk's cap (codebase_rag.walk)
 MIN_WORDS, MAX_CHARS, MIN_BODY_LINES, MIN_SENTENCE_WORDS = 6, 400, 3, 4
 MAX_RETURNS_WORDS = 30
@@ -254,7 +256,7 @@ def extract(git_dir, commit, tree):
         mode, kind, sha, size = meta.split()
         if kind == "blob" and mode in ("100644", "100755") and size.isdigit() \
                 and int(size) <= MAX_BYTES and \
-                language_for(path):
+                getattr(language_for(path), "name", None) in MINED:
             wanted.append((sha, path))
     batch = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
                            input="".join(f"{sha}\n" for sha, _ in wanted).encode(),
@@ -278,8 +280,8 @@ def included(tree, repo):
             path = Path(root) / name
             rel = path.relative_to(tree).as_posix()
             lang = language_for(rel)
-            if lang is None or path.is_symlink() or not path.is_file() \
-                    or path.stat().st_size > MAX_BYTES or lang.is_test(rel) \
+            if getattr(lang, "name", None) not in MINED or path.is_symlink() \
+                    or not path.is_file() or path.stat().st_size > MAX_BYTES or lang.is_test(rel) \
                     or any(DEMO_DIR.match(part) for part in rel.split("/")[:-1]) \
                     or re.search(EXCLUDES.get(repo, "^$^"), rel):
                 continue

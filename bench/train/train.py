@@ -35,7 +35,6 @@ import time
 import zlib
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
 from codebase_rag.export import resolve_model
 
 MEGA = 50                     # batches sorted by length together
@@ -201,8 +200,9 @@ def main(argv=None):
     def valid_loss():
         model.eval()
         with torch.no_grad():
-            losses = [loss_fn(features(valid[i:i + a.batch]), None).item() * len(valid[i:i + a.batch])
-                      for i in range(0, len(valid), a.batch) if len(valid[i:i + a.batch]) > 1]
+            parts = [valid[i:i + a.batch] for i in range(0, len(valid), a.batch)]
+            losses = [loss_fn(features(part), None).item() * len(part)
+                      for part in parts if len(part) > 1]
         model.train()
         return sum(losses) / max(1, len(valid))
 
