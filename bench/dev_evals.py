@@ -4,7 +4,7 @@ and Python (networkx), the tool against the seed baseline, printed as one markdo
 
     python bench/dev_evals.py [--project CHECKOUT] [--work DIR] [--sets NAME ...]
                               [--systems tool seed naive] [--env KEY=VALUE ...] [--tag NAME]
-                              [--fresh] [--out TABLE.md]
+                              [--subset CHUNKS] [--fresh] [--out TABLE.md]
 
 Sets (paths are options; the defaults are the shared layout under /work/repos):
   cs-sum   C# summaries, data/dev-ppy__osu.jsonl on the stripped corpus (kit make_corpus.py)
@@ -23,6 +23,10 @@ Systems:
            the kit README has its published C# numbers)
   naive    bench/naive_index.py --chunker language: this project's chunker for each
            language, raw chunk text, no header, no windows, vector only
+
+--subset CHUNKS asks the C# sets on run_eval.py's seeded subset of osu (the targets' files
+and a sample of the rest, about CHUNKS chunks, the same files for every model; each
+index keeps its copy beside it): a model selection in minutes instead of an hour.
 
 Each (system, set, index-time environment) keeps its index in WORK/db-...; a later run
 reuses it (run_eval.py --skip-index) unless --fresh. --env KEY=VALUE sets a setting of
@@ -106,11 +110,15 @@ def env_key(env):
 
 def run_one(args, system, project, name, data, corpus, ext, env):
     key = env_key(env) if system == "tool" else "default"
-    db = args.work / f"db-{system}-{name}-{key}"
+    cut = args.subset if name.startswith("cs-") else None
+    db = args.work / (f"db-{system}-{name}-{key}" + (f"-subset{cut}" if cut else ""))
+    corpus_copy = db.with_suffix(".subset")        # run_eval.py's subset, kept with its index
+    subset = ["--subset", str(cut), "--subset-dir", str(corpus_copy)] if cut else []
     done = db.with_suffix(".built")
     out = args.work / f"{system}-{name}-{args.tag if system == 'tool' else 'default'}.json"
     if args.fresh or not done.is_file():
         shutil.rmtree(db, ignore_errors=True)
+        shutil.rmtree(corpus_copy, ignore_errors=True)
         done.unlink(missing_ok=True)
         reuse = []
     else:
@@ -122,7 +130,7 @@ def run_one(args, system, project, name, data, corpus, ext, env):
         run_env.update({"FILE_EXT": ext, "PYTHONPATH": str(args.code)})  # naive_*.py import it
     cmd = ["nice", "-n", "5", args.python, str(KIT / "run_eval.py"), "--project", str(project),
            "--python", args.python, "--data", str(data), "--corpus", str(corpus),
-           "--db", str(db), "--keep-db", "--out", str(out)] + reuse
+           "--db", str(db), "--keep-db", "--out", str(out)] + subset + reuse
     started = time.time()
     proc = subprocess.run(cmd, env=run_env, capture_output=True, text=True)
     line = (proc.stdout.strip().splitlines() or [""])[-1]
@@ -192,6 +200,8 @@ def main():
     p.add_argument("--env", nargs="*", default=[], metavar="KEY=VALUE")
     p.add_argument("--tag", default="default", help="names the tool's reports for this --env")
     p.add_argument("--fresh", action="store_true", help="rebuild every index")
+    p.add_argument("--subset", type=int, metavar="CHUNKS", help="the C# sets on a seeded "
+                   "subset of osu of about CHUNKS chunks (the targets' files always in)")
     p.add_argument("--table-only", action="store_true", help="print the table of the reports "
                    "already in WORK")
     p.add_argument("--osu-tree", default=str(REPOS / "osu"))

@@ -348,3 +348,6 @@ def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text()
     command = next(line for line in ci.splitlines() if "pytest" in line)
     assert command.strip() in readme
+    packages = [re.search(r"apt-get install -y (?:-q )?([\w\s.-]+?)\s*(?:>|\n|$)", text.replace(
+        "\\\n", " ")).group(1).split() for text in (ci, readme)]
+    assert packages[0] == packages[1] and "golang-go" in packages[0]
