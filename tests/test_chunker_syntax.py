@@ -292,3 +292,43 @@ def test_c_a_line_tree_sitter_cannot_read_costs_its_own_function_only():
     assert contract.problems(text, result, "c") == []
     assert [(c.member, c.start_line, c.end_line, c.doc) for c in result] == [
         ("test_then_block", 8, 10, ""), ("statement", 12, 15, "The statement.")]
+
+
+def test_cpp_an_export_macro_between_class_and_its_name_is_read_as_blanks():
+    """`class LEVELDB_EXPORT Cache {`: tree-sitter-cpp reads it as a function named Cache
+    with a body; the table's `blank` rule reads the macro as spaces (lines kept)."""
+    assert chunks("""
+        namespace leveldb {
+        class LEVELDB_EXPORT Cache {
+         public:
+          virtual ~Cache();
+          virtual void Prune() {}
+        };
+        struct DLL_API(x) Options final { int a; };
+        }
+        """, "cpp") == [
+        ("method", "leveldb.Cache", "Prune", 5, 5),
+        ("struct", "leveldb", "Options", 7, 7),
+    ]
+
+
+def test_a_grammar_is_loaded_only_for_a_file_of_its_language():
+    import subprocess
+    import sys
+    from conftest import ROOT
+    code = ("import sys\nfrom codebase_rag.languages import chunk_source\n"
+            "grammars = lambda: sorted(m for m in sys.modules if m.startswith('tree_sitter_') and '.' not in m)\n"
+            "assert grammars() == [], grammars()\n"
+            "chunk_source('a.go', 'package p\\nfunc F() {}\\n')\n"
+            "assert grammars() == ['tree_sitter_go'], grammars()\n"
+            "chunk_source('a.h', 'int f(void);\\n')\n"
+            "assert grammars() == ['tree_sitter_c', 'tree_sitter_cpp', 'tree_sitter_go'], grammars()\n"
+            "import runpy\nsys.argv = ['query.py', '--help']\n"
+            "try:\n    runpy.run_path('query.py', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "assert grammars() == ['tree_sitter_c', 'tree_sitter_cpp', 'tree_sitter_go']\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    help_text = proc.stdout
+    for lang in LANGUAGES:                  # --lang's choices come from the language table
+        assert lang.name in help_text

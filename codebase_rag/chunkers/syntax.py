@@ -73,12 +73,13 @@ def chunk(text, ext, table):
     data = text.encode("utf-8", "surrogatepass")
     other, language, tree = SHARED.get((table, ext)), "", None
     if other:
-        tree = parsers.parse(TABLES[other].grammar, data)
+        tree = parsers.parse(TABLES[other].grammar, _blanked(data, TABLES[other]))
         if _holds(tree.root_node, TABLES[other].marks):
-            table, language = other, other
+            table, language, data = other, other, _blanked(data, TABLES[other])
         else:
             tree = None
     if tree is None:
+        data = _blanked(data, TABLES[table])
         tree = parsers.parse(TABLES[table].grammar, data)
     root = tree.root_node
     syntax = TABLES[table]
@@ -93,33 +94,74 @@ def chunk(text, ext, table):
 
 def _recover(data, syntax, root, found):
     """Where tree-sitter could not recover (a macro it cannot read derails the rest of the
-    file into one ERROR, or into one function's body), the broken region is cut at the
+    file into one ERROR, or into one function's body), the broken node is cut at the
     table's `cut` lines (C: a `}` at the start of a line ends a function or a type) and each
-    piece is read on its own, so one unreadable line costs its own function only. The
-    region is each top-level node with an error; for a language with no containers or
-    namespaces (C), whose pieces lose nothing by being read alone, it is the whole file."""
+    piece is read on its own, so one unreadable line costs its own function only. For a
+    language with no containers or namespaces (C), whose pieces lose nothing by being read
+    alone, the node is the whole file; otherwise each ERROR or function with an error at
+    file or namespace level, its pieces' chunks in that namespace."""
     cut = re.compile(syntax.cut, re.M)
     whole = not syntax.containers and not syntax.namespaces
-    for node in [root] if whole else root.children:
-        if not node.has_error or node.type in syntax.leading:
-            continue
+    for node, namespace in [(root, ())] if whole else _broken(root, syntax):
         first, last = first_line(node), last_line(node)
         ends = [m.end() for m in cut.finditer(data, node.start_byte, node.end_byte)
                 if m.end() < node.end_byte - 1]
         if not ends:
             continue
         found = [c for c in found if not first <= c.start_line <= last]
-        row = node.start_point[0]
-        for a, b in zip([node.start_byte] + ends, ends + [node.end_byte]):
+        opened, start = _opened(node) if node.type == "ERROR" else ((), node.start_byte)
+        around, row = namespace + opened, data.count(b"\n", 0, start)
+        for a, b in zip([start] + ends, ends + [node.end_byte]):
             piece = data[a:b]
             for c in _Walk(piece, syntax).run(parsers.parse(syntax.grammar, piece).root_node):
                 if c.kind != "file":
                     found.append(dataclasses.replace(
                         c, start_line=c.start_line + row, end_line=c.end_line + row,
-                        sig_line=c.sig_line + row, doc_lines=tuple(x + row for x in c.doc_lines)))
+                        sig_line=c.sig_line + row, doc_lines=tuple(x + row for x in c.doc_lines),
+                        namespace=".".join(around + ((c.namespace,) if c.namespace else ()))))
             row += piece.count(b"\n")
     found.sort(key=lambda c: (c.start_line, c.end_line))
     return found
+
+
+def _opened(error):
+    """(the names of the `namespace NAME {` an ERROR node opens with, where they end): the
+    namespaces tree-sitter could not close, so it read them into the error."""
+    names, kids, end = [], [c for c in error.children if c.type != "comment"], error.start_byte
+    for i in range(0, len(kids) - 2, 3):
+        head, name, brace = kids[i:i + 3]
+        if head.type != "namespace" or brace.type != "{":
+            break
+        names += segments(name)
+        end = brace.end_byte
+    return tuple(names), end
+
+
+def _broken(root, syntax):
+    """(node, namespace) of each ERROR or function with an error at file or namespace
+    level (read through the table's `through` nodes)."""
+    stack = [(root, ())]
+    while stack:
+        node, namespace = stack.pop()
+        for child in node.children:
+            if not child.has_error:
+                continue
+            if child.type == "ERROR" or child.type in syntax.functions:
+                yield child, namespace
+            elif child.type in syntax.through:
+                stack.append((child, namespace))
+            elif child.type in syntax.namespaces and child.child_by_field_name("body"):
+                name = child.child_by_field_name("name")
+                parts = tuple(segments(name)) if name is not None else ()
+                stack.append((child.child_by_field_name("body"), namespace + parts))
+
+
+def _blanked(data, syntax):
+    """data with the table's `blank` words read as spaces (same length, same lines)."""
+    if not syntax.blank:
+        return data
+    return re.sub(syntax.blank, lambda m: m.group(0)[:m.start(1) - m.start()] +
+                  b" " * (m.end(1) - m.start(1)) + m.group(0)[m.end(1) - m.start():], data)
 
 
 def _holds(root, types):

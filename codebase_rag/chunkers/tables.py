@@ -32,6 +32,9 @@ The parts (every value is a node type of the grammar, or a map of node type -> c
               is C++ (syntax.py's header rule)
   cut         a line pattern where a top-level region with errors is cut and each piece read
               alone (C, C++: a `}` that opens a line ends a function)
+  blank       a pattern whose first group is read as spaces (lines and columns kept): C++'s
+              `class LEVELDB_EXPORT Cache {`, which tree-sitter-cpp reads as a function
+              named Cache
 """
 from dataclasses import dataclass, field
 
@@ -57,6 +60,8 @@ class Syntax:
     marks: tuple = ()
     cut: bytes = b""                       # where a region tree-sitter could not read is cut
                                            # into pieces read alone (syntax.py's recovery)
+    blank: bytes = b""                     # its group 1 is read as blanks: a word the
+                                           # grammar cannot place (an export macro)
 
 
 def words(text):
@@ -146,6 +151,8 @@ CPP = Syntax(
     public private protected virtual friend using try catch throw""")
     - {"operator"},
     cut=rb"^\}[^\n]*\n",
+    blank=rb"\b(?:class|struct|union)\s+([A-Z][A-Z0-9_]*[A-Z0-9](?:\([^()\n]*\))?)\s+"
+          rb"(?=[A-Za-z_]\w*\s*(?:final\b|[:{]))",
     marks=("class_specifier", "namespace_definition", "template_declaration",
            "access_specifier", "qualified_identifier", "reference_declarator"))
 

@@ -19,8 +19,8 @@ Units, in the file itself (not its headers, not made by a macro):
     inside, whole.
 A unit inside another's lines (the struct of a `typedef struct s {...} t;`) is left out.
 Each file is parsed as C (gnu17) or C++ (gnu++20) with every folder of the given paths
-that holds a header on the include path, so most of a project's own types are known;
-clang recovers from what it cannot resolve.
+that holds a header, and every folder above it up to their common root, on the include path,
+so most of a project's own types are known; clang recovers from what it cannot resolve.
 """
 import json
 import os
@@ -46,6 +46,11 @@ class File:
         self.path, self.tu, self.lang = path, tu, lang
         self.data = open(path, "rb").read()
         self.units, self.functions = [], 0
+
+    def in_file(self, cursor):
+        loc = cursor.location
+        return loc.file is not None and \
+            os.path.realpath(loc.file.name) == os.path.realpath(self.path)
 
     def mine(self, cursor):
         """Is the cursor written in this file, by hand (its name where clang says it is)?"""
@@ -82,7 +87,8 @@ class File:
     def read(self, cursor, in_class=False):
         """Units among the children of a translation unit, namespace or class."""
         for c in cursor.get_children():
-            if c.kind in THROUGH:
+            if c.kind in THROUGH or c.kind == K.NAMESPACE and not self.mine(c) and \
+                    self.in_file(c):          # a namespace a macro opens: read through
                 self.read(c, in_class)
                 continue
             if not self.mine(c):
@@ -145,7 +151,13 @@ def resource_dir():
 def main():
     lang = sys.argv[1]
     paths = [line.rstrip("\n") for line in sys.stdin if line.strip()]
-    includes = sorted({os.path.dirname(os.path.abspath(p)) for p in paths if p.endswith(HEADERS)})
+    dirs = {os.path.dirname(os.path.abspath(p)) for p in paths if p.endswith(HEADERS)}
+    root = os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p in paths])
+    for d in list(dirs):               # `#include "util/arena.h"` from the tree's root too
+        while d.startswith(root) and d != root:
+            d = os.path.dirname(d)
+            dirs.add(d)
+    includes = sorted(dirs)
     args = (["-x", "c", "-std=gnu17"] if lang == "c" else ["-x", "c++", "-std=gnu++20"]) + \
         ["-ferror-limit=0", "-fparse-all-comments", "-w"] + resource_dir() + \
         [f"-I{d}" for d in includes]
