@@ -204,3 +204,18 @@ def test_detached_runs_are_started_one_way():
                if text in ("--apply-queue", "--detached") and p.name not in ("lock.py",
                                                                           "cli_index.py")]
     assert callers == [] and written == []
+
+
+def test_the_readme_names_every_language_of_the_table():
+    """The Languages table has a row per language with its extensions, and --lang lists
+    every name, in the table's order."""
+    from codebase_rag.languages import LANGUAGES
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Languages"):readme.index("## Team cache")]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "`." in line]
+    assert len(rows) == len(LANGUAGES)
+    for lang in LANGUAGES:
+        assert any(all(f"`{ext}`" in row.split("|")[2] for ext in lang.extensions)
+                   for row in rows), f"{lang.name}: no row with {lang.extensions}"
+    lang_flag = next(line for line in readme.splitlines() if line.startswith("| `--lang L`"))
+    assert re.findall(r"`(\w+)`", lang_flag.split("|")[2]) == [lang.name for lang in LANGUAGES]
