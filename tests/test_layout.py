@@ -219,3 +219,14 @@ def test_the_readme_names_every_language_of_the_table():
                    for row in rows), f"{lang.name}: no row with {lang.extensions}"
     lang_flag = next(line for line in readme.splitlines() if line.startswith("| `--lang L`"))
     assert re.findall(r"`(\w+)`", lang_flag.split("|")[2]) == [lang.name for lang in LANGUAGES]
+
+
+def test_the_architecture_layout_names_every_module():
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    layout = doc[doc.index("## Layout"):doc.index("## The index folder")]
+    named = set(re.findall(r"`(codebase_rag/[\w/]+(?:\.py)?)`", layout)) | \
+        {f"codebase_rag/chunkers/{m}" for m in re.findall(r"`(\w+\.py)`", layout)}
+    modules = {p.relative_to(ROOT).as_posix() for p in PACKAGE.glob("*.py")} | \
+        {p.relative_to(ROOT).as_posix() for p in (PACKAGE / "chunkers").glob("*.py")
+         if p.name != "__init__.py"}
+    assert sorted(modules - named) == []
