@@ -12,16 +12,14 @@ PACKAGE = ROOT / "codebase_rag"
 # the pipeline's stages in order (walk -> chunk -> embed -> store -> search -> print), then
 # what drives them.
 RANK = {
-    "config": 0, "errors": 1, "languages": 1,
-    "folder": 2, "walk": 2, "chunkers": 2, "chunkers.parsers": 2, "chunkers.tables": 2,
-    "chunkers.contract": 2, "chunkers.csharp": 3, "chunkers.python": 3,
-    "chunkers.typescript": 3, "chunkers.syntax": 3, "text": 2,
-    "export": 3, "chroma": 3, "flat": 3, "cache": 3.5, "embed": 4,
-    "store": 4, "lock": 4, "remote": 4,
-    "team_wire": 3, "team_chroma": 3.5, "team_postgres": 3.5,
-    "nearest": 5, "keywords": 5, "check": 7, "search": 5.5, "render": 5, "hook": 5,
-    "indexer": 6, "runs": 7, "fresh": 7, "reader": 8, "mcp_handshake": 8.5, "mcp_server": 9,
-    "cli_index": 10, "cli_query": 10, "setup_claude": 10, "cli": 11, "__main__": 12,
+    "config": 0, "errors": 1, "languages": 1, "folder": 2, "walk": 2, "chunkers": 2,
+    "chunkers.parsers": 2, "chunkers.tables": 2, "chunkers.contract": 2, "chunkers.csharp": 3,
+    "chunkers.python": 3, "chunkers.typescript": 3, "chunkers.syntax": 3, "text": 2,
+    "export": 3, "chroma": 3, "flat": 3, "cache": 4, "embed": 5, "store": 5, "lock": 5,
+    "remote": 5, "team_wire": 3, "team_chroma": 4, "team_postgres": 4, "nearest": 6,
+    "keywords": 6, "check": 9, "search": 7, "render": 6, "hook": 6, "indexer": 8, "runs": 9,
+    "fresh": 9, "reader": 10, "mcp_handshake": 11, "mcp_server": 12, "cli_index": 13,
+    "cli_query": 13, "setup_claude": 13, "cli": 14, "__main__": 15,
 }
 HEAVY = ("numpy", "torch", "chromadb", "chromadb_rust_bindings", "onnxruntime", "tokenizers",
          "sentence_transformers", "onnx")
@@ -61,6 +59,7 @@ def package_imports(path):
 def test_every_module_has_a_rank():
     modules = {module_name(p) for p in PACKAGE.rglob("*.py")} - {""}
     assert modules == set(RANK)
+    assert all(isinstance(rank, int) for rank in RANK.values())   # floors, not half-floors
 
 
 def test_imports_run_one_way():
