@@ -211,8 +211,8 @@ class TorchEmbedder:
         verify_packaged_weights(model_path)
         self.torch = torch
         self.config = model_config(model_path) if Path(model_path).is_dir() else DEFAULT_CONFIG
-        self.model = SentenceTransformer(model_path, device="cpu")
-        self.model.max_seq_length = MAX_TOKENS
+        self.model = SentenceTransformer(model_path, device="cpu").float()   # fp16 weights
+        self.model.max_seq_length = MAX_TOKENS      # (a shipped copy) still compute in fp32
         self.tokenizer = self.model.tokenizer
 
     def __call__(self, texts):

@@ -93,6 +93,22 @@ def test_an_export_carries_the_folders_way_of_embedding(tmp_path):
                  st_model(folder).encode(TEXTS, normalize_embeddings=True))
 
 
+def test_half_precision_weights_are_exported_and_embed_in_fp32(tmp_path):
+    """A folder whose weights are stored as fp16 (a model shipped at half the size) exports
+    an fp32 graph whose vectors are the fp32 weights' within fp16's rounding."""
+    import torch
+    from safetensors.torch import load_file, save_file
+    from codebase_rag.embed import OnnxEmbedder
+    folder = variant(tmp_path, "half", weights="copy")
+    weights = folder / "model.safetensors"
+    save_file({k: v.half() for k, v in load_file(str(weights)).items()}, str(weights))
+    export_onnx(str(folder), tmp_path / "export")
+    ours = OnnxEmbedder(tmp_path / "export")(TEXTS)
+    stock = st_model(resolve_model()[0]).encode(TEXTS, normalize_embeddings=True)
+    assert ours.dtype == np.float32 and torch.get_default_dtype() == torch.float32
+    assert (ours * stock).sum(axis=1).min() > 0.999 and not close(ours, stock)
+
+
 def test_query_and_document_prompts_are_applied(onnx_export, tmp_path):
     prompts = {"query": "query: ", "document": "passage: "}
     folder = variant(tmp_path, "prompted", {
