@@ -229,3 +229,9 @@ def test_the_architecture_layout_names_every_module():
         {p.relative_to(ROOT).as_posix() for p in (PACKAGE / "chunkers").glob("*.py")
          if p.name != "__init__.py"}
     assert sorted(modules - named) == []
+
+
+def test_every_bench_script_is_named_in_its_readme():
+    readme = (ROOT / "bench" / "README.md").read_text()
+    scripts = [p.relative_to(ROOT / "bench").as_posix() for p in (ROOT / "bench").rglob("*.py")]
+    assert [s for s in scripts if s not in readme] == []
