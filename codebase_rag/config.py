@@ -123,6 +123,9 @@ NAME_WEIGHT = _setting("NAME_WEIGHT", 8.0, "BM25 weight of a member's own names 
                        "the rest of its text", bounds=(0, None))
 TEST_WEIGHT = _setting("TEST_WEIGHT", 0.5, "how much a member of test code counts against "
                       "production code, unless the question is about tests (1: the same)", bounds=(0, 1))
+DEMO_WEIGHT = _setting("DEMO_WEIGHT", 0.5, "how much a member of examples, demos or benchmarks, "
+                       "or a script's main block, counts against the library's code, unless the "
+                       "question asks for examples (1: the same)", bounds=(0, 1))
 SHORT_WEIGHT = _setting("SHORT_WEIGHT", 0.7, "how much a member of SHORT_LINES lines or fewer "
                         "counts (1: the same as any other)", bounds=(0, 1))
 SHORT_LINES = 3

@@ -7,6 +7,10 @@ import re
 from dataclasses import dataclass
 
 
+# code that shows a library rather than is it, in every language unless its row says other
+DEMO_DIR = re.compile(r"(?i)^(examples?|demos?|samples?|benchmarks?)$")
+
+
 @dataclass(frozen=True)
 class Language:
     name: str                 # as --lang and JSON results call it
@@ -22,6 +26,8 @@ class Language:
                               # the marker folder sits beside them
     syntax: str = ""          # its table in chunkers/tables.py when module is "syntax", the
                               # one tree-sitter driver; "" for a chunker of its own
+    demo_dir: re.Pattern = DEMO_DIR  # a folder of examples, demos, samples or benchmarks
+    demo_block: re.Pattern = None    # module-level code that runs only as a script
 
     def chunk(self, text, ext):
         """The chunks of a file's text (the chunker module is imported on first use)."""
@@ -31,6 +37,12 @@ class Language:
     def is_test(self, path):
         *folders, name = path.split("/")
         return any(self.test_dir.search(f) for f in folders) or bool(self.test_file.search(name))
+
+    def is_demo(self, path, kind="", text=""):
+        """Code that shows the library rather than is it: a file in a folder of examples,
+        demos or benchmarks, or a script's main block."""
+        return any(self.demo_dir.search(f) for f in path.split("/")[:-1]) or \
+            bool(self.demo_block and kind == "module" and self.demo_block.search(text))
 
 
 NEVER = re.compile(r"(?!)")          # a language with no folder of test code by convention
@@ -53,6 +65,7 @@ LANGUAGES = (
              test_dir=re.compile(r"^(tests?|testing)$"),
              test_file=re.compile(r"^test_.*\.pyi?$|_test\.pyi?$|^conftest\.py$"),
              excludes=("build/", "dist/"),
+             demo_block=re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M),
              never_walked=("__pycache__/", ".venv/", "venv/", ".tox/", ".nox/", ".eggs/",
                            "*.egg-info/", "site-packages/", ".mypy_cache/", ".pytest_cache/")),
     Language("go", (".go",), "syntax", 1, syntax="go",

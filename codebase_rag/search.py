@@ -1,13 +1,13 @@
 """Search: the members nearest the question's vector and the best by BM25 keywords, their
-scores fused, adjusted by two priors, without overlapping duplicates. It takes the question's
+scores fused, adjusted by priors, without overlapping duplicates. It takes the question's
 vector and a source of nearest windows (nearest.py); it embeds nothing and opens nothing."""
 import fnmatch
 import functools
 import re
 from dataclasses import dataclass
 
-from .config import CANDIDATES, CONFIDENT, K, KEYWORD_SCORES, MODE, NAME_SAID, QUESTION_SHARE, \
-    SHORT_LINES, SHORT_WEIGHT, TEST_WEIGHT, VECTOR_SHARE
+from .config import CANDIDATES, CONFIDENT, DEMO_WEIGHT, K, KEYWORD_SCORES, MODE, NAME_SAID, \
+    QUESTION_SHARE, SHORT_LINES, SHORT_WEIGHT, TEST_WEIGHT, VECTOR_SHARE
 from .languages import language_for
 from .keywords import Fts5Keywords
 from .nearest import distances_for
@@ -62,6 +62,13 @@ def is_test(path):
 
 
 ASKS_ABOUT_TESTS = re.compile(r"\btest(s|ing|ed)?\b", re.I)
+ASKS_FOR_EXAMPLES = re.compile(r"\b(examples?|demos?|samples?|benchmarks?)\b", re.I)
+
+
+def is_demo(row):
+    """Examples, demos, benchmarks, a script's main block: by the conventions of its language."""
+    lang = language_for(row.file)
+    return lang is not None and lang.is_demo(row.file, row.kind, row.text)
 
 
 def states_what_a_member_does(question):
@@ -74,17 +81,21 @@ def rescore(scores, rows, question):
     doc comment would, mostly says the member's name in words ("Checks if this subject must
     be soft-removed.": mustBeSoftRemoved), so a member gains by the share of its name's
     words that the sentence says (questions and keyword lists name members less reliably,
-    and lose by it). Test code counts for less unless the question is about tests; so does
-    a member of a few lines (short texts sit near many questions, in BM25 and in embedding
-    space alike)."""
+    and lose by it). Test code counts for less unless the question is about tests, and so
+    do examples, demos and benchmarks (they show the library; they are not it) unless it
+    asks for examples; so does a member of a few lines (short texts sit near many
+    questions, in BM25 and in embedding space alike)."""
     said = said_words(question) if NAME_SAID and states_what_a_member_does(question) else None
     tests_too = TEST_WEIGHT == 1 or ASKS_ABOUT_TESTS.search(question)
+    demos_too = DEMO_WEIGHT == 1 or ASKS_FOR_EXAMPLES.search(question)
     for cid, row in rows.items():
         name = said and said_words(row.member or "")
         if name:
             scores[cid] += NAME_SAID * len(name & said) / len(name)
         if not tests_too and is_test(row.file):
             scores[cid] *= TEST_WEIGHT
+        if not demos_too and is_demo(row):
+            scores[cid] *= DEMO_WEIGHT
         if row.end_line - row.start_line < SHORT_LINES:
             scores[cid] *= SHORT_WEIGHT
     return scores

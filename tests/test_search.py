@@ -294,3 +294,55 @@ def test_the_no_confident_line_names_the_nearest_distance_and_reads_true():
     assert first == ("no confident match: the nearest in meaning is at cosine distance "
                      "0.6249, above 0.62; best guesses:")
     assert hits[0].endswith("| A.M0 | cosine dist: 0.7001")
+
+
+DEMOS = {
+    "graphs/paths.py": '''
+def shortest_path(graph, source, target):
+    """Breadth first from source; the list of nodes to target."""
+    seen = {source: None}
+    queue = [source]
+    while queue:
+        node = queue.pop(0)
+        for nxt in graph[node]:
+            if nxt not in seen:
+                seen[nxt] = node
+                queue.append(nxt)
+    return walk_back(seen, target)
+
+
+if __name__ == "__main__":
+    graph = {"a": ["b"], "b": ["c"], "c": []}
+    path = shortest_path(graph, "a", "c")
+    print("shortest path from a to c in the graph:", path)
+''',
+    "examples/shortest_path_demo.py": '''
+def shortest_path_demo():
+    graph = {"a": ["b"], "b": ["c"], "c": []}
+    path = shortest_path(graph, "a", "c")
+    print("shortest path from a to c in the graph:", path)
+    return path
+''',
+}
+
+
+@pytest.mark.parametrize("demo_weight", [0.5, 1.0])
+def test_examples_and_a_scripts_main_block_yield_to_the_library(tmp_path, word_embedder,
+                                                                  monkeypatch, demo_weight):
+    """The demo and the main block say "shortest path graph" more often than the function
+    that computes it; weighed as test code is, they come after it, unless the question asks
+    for an example."""
+    from codebase_rag import search as search_module
+    monkeypatch.setattr(search_module, "DEMO_WEIGHT", demo_weight)
+    src = tmp_path / "src"
+    for rel, text in DEMOS.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    index_tree(str(src), str(tmp_path / "db"), progress=False, embedder=word_embedder)
+    store = Store(tmp_path / "db")
+    ranked = [(r.chunk.file, r.chunk.member) for r in
+              ask(store, word_embedder, "shortest path from a to c in the graph", k=3)]
+    library = ("graphs/paths.py", "shortest_path")
+    assert (ranked[0] == library) == (demo_weight < 1), ranked
+    example = ask(store, word_embedder, "an example of the shortest path in a graph", k=1)
+    assert example[0].chunk.file != library[0] or example[0].chunk.member == "<module>"
