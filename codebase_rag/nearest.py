@@ -17,10 +17,10 @@ def best_per_chunk(pairs):
     """{chunk id: its nearest window's distance} from (chunk id, distance) pairs. A distance
     outside [0, 2] by more than rounding is no cosine distance (a damaged vector): left out."""
     best = {}
-    for cid, dist in pairs:
-        if -1e-3 <= dist <= 2.001 and dist < best.get(cid, 3.0):
-            best[cid] = min(max(dist, 0.0), 2.0)
-    return best
+    for cid, dist in pairs:                   # one comparison a pair: this loop is hot
+        if -1e-3 <= dist < best.get(cid, 2.001):
+            best[cid] = dist
+    return {cid: d if 0.0 <= d <= 2.0 else min(max(d, 0.0), 2.0) for cid, d in best.items()}
 
 
 class ChromaNearest:

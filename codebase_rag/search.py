@@ -65,10 +65,18 @@ ASKS_ABOUT_TESTS = re.compile(r"\btest(s|ing|ed)?\b", re.I)
 ASKS_FOR_EXAMPLES = re.compile(r"\b(examples?|demos?|samples?|benchmarks?)\b", re.I)
 
 
+@functools.lru_cache(maxsize=65536)
+def in_demo_folder(path):
+    lang = language_for(path)
+    return lang is not None and lang.is_demo(path)
+
+
 def is_demo(row):
     """Examples, demos, benchmarks, a script's main block: by the conventions of its language."""
-    lang = language_for(row.file)
-    return lang is not None and lang.is_demo(row.file, row.kind, row.text)
+    if row.kind == "module":                    # the only kind a main block can be
+        lang = language_for(row.file)
+        return lang is not None and lang.is_demo(row.file, row.kind, row.text)
+    return in_demo_folder(row.file)
 
 
 def states_what_a_member_does(question):
