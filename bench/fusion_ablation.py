@@ -24,6 +24,7 @@ from codebase_rag.indexer import chunk_file
 from codebase_rag.keywords import Fts5Keywords
 from codebase_rag.reader import Reader
 from codebase_rag.search import fuse, rescore, vector_share
+from codebase_rag.text import query_shape
 from codebase_rag.text import cache_key, chunk_header, windows
 
 KIT = Path(os.environ.get("EVAL_KIT", "/work/shared/eval"))    # the eval kit's folder
@@ -94,10 +95,10 @@ def main():
             candidates = set(near) | set(list(bm25)[:CANDIDATES])
             cosines = {c: best[c] for c in candidates if c in best}
             keywords = {c: bm25[c] for c in candidates if c in bm25}
-            scores = fusion(cosines, keywords, args.share or vector_share(q["query"])) \
+            scores = fusion(cosines, keywords, args.share or vector_share(query_shape(q["query"]))) \
                 if fusion is fuse else \
                 fusion(cosines, bm25)
-            scores = rescore(scores, {c: chunk_rows[c] for c in scores}, q["query"])
+            scores = rescore(scores, {c: chunk_rows[c] for c in scores}, q["query"], query_shape(q["query"]))
             found, rank = [], None
             for c in sorted(scores, key=lambda c: -scores[c]):
                 r = chunk_rows[c]

@@ -13,6 +13,7 @@ import sys
 from . import config
 from .errors import ArgParser, UsageError, report
 from .languages import LANGUAGES
+from .text import SHAPES
 
 
 def parse_args(argv, prog="query.py"):
@@ -38,6 +39,11 @@ def parse_args(argv, prog="query.py"):
     p.add_argument("--path", metavar="GLOB", help="only results whose file matches, e.g. 'src/*'")
     p.add_argument("--lang", choices=[lang.name for lang in LANGUAGES],
                    help="only results in this language")
+    p.add_argument("--as", dest="read_as", choices=list(SHAPES),
+                   help="how to read the question: " + "; ".join(
+                       f"{name}: {what}" for name, what in SHAPES.items()) +
+                   " (default: from its form: a final '?' or an opening how/where/which/what/"
+                   "why is a question, a statement that ends with '.' a doc-comment sentence)")
     p.add_setting("LINES", metavar="N")
     p.add_setting("MODE")
     p.add_setting("MODEL", metavar="NAME_OR_PATH",
@@ -71,7 +77,7 @@ def run(args):
             raise UsageError(f'empty question; usage: {args.prog} "what you are looking for"')
         questions = [args.question.strip()]
     answers = Reader(args.db, args.model).ask(questions, args.k, args.mode, args.path,
-                                              args.max_distance, args.lang)
+                                              args.max_distance, args.lang, args.read_as)
     for a in answers:
         if args.json:                   # the notes go to stderr, so stdout stays JSON
             for note in a.notes:
@@ -79,6 +85,7 @@ def run(args):
             extra = {"semantic_index_built": a.semantic_index_built} \
                 if a.semantic_index_built < 1 else {}
             extra |= {"unread_files": a.unread_files} if a.unread_files else {}
+            extra["read_as"] = a.read_as
             print(to_json(a.hits, args.lines, **extra), flush=True)
         else:
             if args.batch:

@@ -21,6 +21,7 @@ from . import __version__ as VERSION
 from .config import CONFIDENT, INDEX_COMMAND, K, LINES, MAX_FILE_BYTES, MODE, SETTINGS
 from .errors import UsageError, encodable, one_line, printable
 from .languages import LANGUAGES, language_for
+from .text import SHAPES
 
 NAME = "codebase-rag"
 
@@ -57,7 +58,10 @@ TOOL_SPECS = {
          "lang": argument("string", "only results in this language",
                           enum=[lang.name for lang in LANGUAGES]),
          "lines": argument("integer", "lines of each result to show (-1: all)",
-                           min(LINES, MAX_LINES), minimum=-1, maximum=MAX_LINES)},
+                           min(LINES, MAX_LINES), minimum=-1, maximum=MAX_LINES),
+         "read_as": argument("string", "how to read the question: " + "; ".join(
+             f"{name}: {what}" for name, what in SHAPES.items()) + " (default: from its "
+             "form; the answer says how it was read)", enum=list(SHAPES))},
         ["question"]),
     "find_related": (
         "The members nearest in meaning to the one at file:line: its callers' kin, its "
@@ -122,8 +126,9 @@ def checked(tool, given):
 
 
 # ----------------------------------------------------------------------------- the tools
-def search_code(reader, question, k, path, mode, lang, lines):
-    [answer] = reader.ask([question.strip()], k, mode, path, None, lang)
+def search_code(reader, question, k, path, mode, lang, lines, read_as):
+    [answer] = reader.ask([question.strip()], k, mode, path, None, lang, read_as)
+    answer.notes.append(f"read as {SHAPES[answer.read_as]} (read_as: {answer.read_as})")
     return render(answer, lines)
 
 

@@ -27,6 +27,7 @@ from .lock import holder, is_locked
 from .keywords import MemoryKeywords
 from .nearest import CacheScan, ChromaNearest, MemoryNearest
 from .search import Hit, search
+from .text import query_shape
 from .folder import find_index
 from .store import Store
 
@@ -39,6 +40,7 @@ class Answer:
     notes: list[str] = field(default_factory=list)
     semantic_index_built: float = 1.0     # during a first build: the share of windows with a vector
     unread_files: int = 0                 # files changed or new that it could not search
+    read_as: str = ""                     # how the question was read (text.SHAPES)
 
 
 class Reader:
@@ -131,8 +133,10 @@ class Reader:
             store.collection.load(DIM)    # while the model loads
         return store, model, left, ChromaNearest(store)
 
-    def ask(self, questions, k=K, mode=MODE, path_glob=None, max_distance=None, language=None):
-        """An Answer per question, in order (an empty question gets no hits)."""
+    def ask(self, questions, k=K, mode=MODE, path_glob=None, max_distance=None, language=None,
+            read_as=None):
+        """An Answer per question, in order (an empty question gets no hits); read_as: how
+        to read each question (text.SHAPES; by default from its form: query_shape)."""
         for q in questions:
             if len(q) > MAX_QUESTION:
                 raise UsageError(f"the question is {len(q):,} characters long; the limit is "
@@ -145,9 +149,11 @@ class Reader:
         vectors = dict(zip(asked, model.embedder()(asked))) if asked and model else {}
         answers = []
         for q in questions:
+            shape = read_as or query_shape(q)
             hits = search(store, q, vectors.get(q), nearest, k, mode, path_glob,
-                          language, self.keywords) if q else []
+                          language, self.keywords, shape) if q else []
             answers.append(self.answer(store, q, hits, left, max_distance))
+            answers[-1].read_as = shape
         return answers
 
     def related(self, file, line, k=K):

@@ -12,7 +12,7 @@ from .languages import language_for
 from .keywords import Fts5Keywords
 from .nearest import distances_for
 from .store import IndexedChunk
-from .text import said_words
+from .text import query_shape, said_words
 
 
 @dataclass
@@ -42,16 +42,9 @@ def fuse(cosines, bm25, share=VECTOR_SHARE):
     return scores
 
 
-# A question ("how does X decide Y?", "where is X done?") says what code does in its own
-# words, which the code's keywords match less; a statement ("Refills the timers.") or a few
-# keywords reads as a doc comment or a name does. So a question leans more on meaning: on
-# every natural-language dev set, with the summary sets untouched (bench/RESULTS-quality.md).
-ASKS_A_QUESTION = re.compile(r"\?\s*$|^\s*(how|where|which|what|why)\b", re.I)
-
-
-def vector_share(question):
-    """The share of meaning in the fusion of this question's candidates."""
-    return QUESTION_SHARE if ASKS_A_QUESTION.search(question) else VECTOR_SHARE
+def vector_share(shape):
+    """The share of meaning in the fusion of a search's candidates."""
+    return QUESTION_SHARE if shape == "question" else VECTOR_SHARE
 
 
 @functools.lru_cache(maxsize=65536)       # asked for every candidate of every question
@@ -79,12 +72,7 @@ def is_demo(row):
     return in_demo_folder(row.file)
 
 
-def states_what_a_member_does(question):
-    """A sentence, not a question: it reads as a doc comment does."""
-    return question.rstrip().endswith(".") and not ASKS_A_QUESTION.search(question)
-
-
-def rescore(scores, rows, question):
+def rescore(scores, rows, question, shape):
     """The fused scores, adjusted by priors. A sentence that says what a member does, as its
     doc comment would, mostly says the member's name in words ("Checks if this subject must
     be soft-removed.": mustBeSoftRemoved), so a member gains by the share of its name's
@@ -93,7 +81,7 @@ def rescore(scores, rows, question):
     do examples, demos and benchmarks (they show the library; they are not it) unless it
     asks for examples; so does a member of a few lines (short texts sit near many
     questions, in BM25 and in embedding space alike)."""
-    said = said_words(question) if NAME_SAID and states_what_a_member_does(question) else None
+    said = said_words(question) if NAME_SAID and shape == "doc" else None
     tests_too = TEST_WEIGHT == 1 or ASKS_ABOUT_TESTS.search(question)
     demos_too = DEMO_WEIGHT == 1 or ASKS_FOR_EXAMPLES.search(question)
     for cid, row in rows.items():
@@ -110,11 +98,13 @@ def rescore(scores, rows, question):
 
 
 def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None, language=None,
-           keywords=None):
+           keywords=None, shape=None):
     """The k best chunks as Hits, best first, without overlapping duplicates, of files that
     match path_glob and of one language, if given. qvec None (no model yet): keywords only,
     without distances; a member with no vector yet has none either. nearest: a source of
-    nearest windows; keywords: of BM25 scores (FTS5's, unless given)."""
+    nearest windows; keywords: of BM25 scores (FTS5's, unless given); shape: how the
+    question reads (text.SHAPES; query_shape's reading unless given)."""
+    shape = shape or query_shape(question)
     wide = 4 if path_glob or language else 1
     vector = dict(nearest.nearest(qvec, CANDIDATES * wide)) \
         if mode != "lexical" and qvec is not None else {}
@@ -125,12 +115,12 @@ def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None, langu
     candidates = vector.keys() | list(bm25)[:CANDIDATES * wide]
     if qvec is not None:
         vector.update(distances_for(store, qvec, [c for c in candidates if c not in vector]))
-    share = {"vector": 1.0, "lexical": 0.0}.get(mode, vector_share(question) if qvec is not None
+    share = {"vector": 1.0, "lexical": 0.0}.get(mode, vector_share(shape) if qvec is not None
                                                  else 0.0)
     scores = fuse({c: 1.0 - vector[c] for c in candidates if c in vector},
                   {c: bm25[c] for c in candidates if c in bm25}, share)
     rows = store.chunk_rows(scores)
-    scores = rescore(scores, rows, question)
+    scores = rescore(scores, rows, question, shape)
     results = []
     for cid in sorted(scores, key=lambda c: -scores[c]):
         row = rows.get(cid)

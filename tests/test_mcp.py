@@ -143,6 +143,12 @@ def test_the_tools_and_their_answers(built, tmp_path):
             assert hit[0] == "Energy/EnergySystem.cs" and hit[3] == "EnergySystem.RefillTimers"
             related = text(await s.call_tool("find_related", {"file": hit[0], "line": hit[1]}))
             assert "EnergySystem.RefillTimers" not in related.split("\n")[0] and "#1 | " in related
+            for asked, read_as, said in ((QUESTION, None, "a question (read_as: question)"),
+                                         ("refill timers", "doc",
+                                          "a doc-comment sentence (read_as: doc)")):
+                answer = text(await s.call_tool("search_code", {"question": asked, "read_as":
+                                                                read_as}))
+                assert answer.splitlines()[0] == f"read as {said}"
             assert "built" in text(await s.call_tool("index_status", {}))
             bad = await s.call_tool("search_code", {"question": QUESTION, "k": 0})
             assert bad.isError and text(bad) == "k must be between 1 and 50"
@@ -188,7 +194,8 @@ def test_a_wrong_argument_is_one_plain_line(built):
         ("search_code", json.dumps({"question": QUESTION, "lines": "many"})):
             "lines must be a whole number",
         ("search_code", json.dumps({"question": QUESTION, "page": 2})):
-            "search_code has no argument 'page' (it takes question, k, path, mode, lang, lines)",
+            "search_code has no argument 'page' (it takes question, k, path, mode, lang, lines, "
+            "read_as)",
         ("find_related", json.dumps({"line": 3})): "find_related needs file",
         ("reindex", json.dumps({"paths": "Energy/EnergySystem.cs"})):
             "paths must be a list of strings",

@@ -8,6 +8,7 @@ from codebase_rag.keywords import Fts5Keywords, MemoryKeywords
 from codebase_rag.runs import index_tree
 from codebase_rag.nearest import CacheScan, ChromaNearest, MemoryNearest
 from codebase_rag.search import fuse, rescore, search, vector_share
+from codebase_rag.text import query_shape
 from codebase_rag.store import IndexedChunk, Store
 
 FILES = {
@@ -125,7 +126,7 @@ def test_a_question_leans_more_on_meaning_than_a_statement_of_the_same_words():
     cosines, bm25 = {"a": 0.5, "b": 0.4}, {"a": 7.3, "b": 10.0}
 
     def first(question):
-        scores = fuse(cosines, bm25, vector_share(question))
+        scores = fuse(cosines, bm25, vector_share(query_shape(question)))
         return max(scores, key=scores.get)
     assert first("Refills the energy timers.") == "b"          # reads as a doc comment does
     assert first("refill energy timers") == "b"                # a few keywords
@@ -143,15 +144,29 @@ def test_a_sentence_that_says_a_members_name_in_words_lifts_that_member():
     rows = {"refill": member("RefillTimers", "refill"), "spend": member("SpendEnergy", "spend")}
 
     def first(question):
-        scores = rescore({"refill": 0.5, "spend": 0.55}, rows, question)
+        scores = rescore({"refill": 0.5, "spend": 0.55}, rows, question, query_shape(question))
         return max(scores, key=scores.get)
     assert first("Refills the timers.") == "refill"             # says both of its words
     assert first("Refills the timers") == "spend"               # not a sentence
     assert first("Where are the timers refilled?") == "spend"   # a question
     assert first("Where are the timers refilled.") == "spend"
     # in proportion: one word of two is half the lift, whichever the name
-    scores = rescore({"refill": 0.5, "spend": 0.55}, rows, "Refills the energy.")
+    scores = rescore({"refill": 0.5, "spend": 0.55}, rows, "Refills the energy.", "doc")
     assert scores == pytest.approx({"refill": 0.5 + NAME_SAID / 2, "spend": 0.55 + NAME_SAID / 2})
+
+
+def test_the_caller_says_how_a_search_reads_and_a_period_alone_then_changes_nothing():
+    """query_shape reads the form of the text; a shape given by the caller wins, so that
+    "Refills the timers" and "Refills the timers." score alike when asked as one shape."""
+    assert [query_shape(q) for q in ("Refills the timers.", "refill timers",
+                                     "where are timers refilled", "Refills the timers?")] == \
+        ["doc", "keywords", "question", "question"]
+    rows = {"refill": IndexedChunk("refill", "Energy/EnergySystem.cs", "csharp", "Game",
+                                   "EnergySystem", "RefillTimers", "method", 10, 20, "", "")}
+    for shape, lift in (("keywords", 0.0), ("question", 0.0), ("doc", NAME_SAID)):
+        scores = [rescore({"refill": 0.5}, rows, q, shape)["refill"]
+                  for q in ("Refills the timers", "Refills the timers.")]
+        assert scores == pytest.approx([0.5 + lift] * 2)
 
 
 def test_both_rankings_feed_the_answer(store, word_embedder):
