@@ -238,3 +238,16 @@ def test_an_index_embeds_with_its_folder_and_refuses_the_folder_changed(
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert "other weights or settings than when the index was built" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_tuned_model_in_the_repository_is_a_folder_the_tool_reads_as_it_is():
+    """models/minilm-code-run1: MiniLM's way of embedding (mean pooling, no prompts, 256
+    word pieces), fp16 weights, known by its path and the hash of its weights."""
+    from conftest import ROOT
+    folder = ROOT / "models" / "minilm-code-run1"
+    assert model_config(folder) == DEFAULT_CONFIG
+    path, identity = resolve_model(str(folder))
+    assert path == str(folder.resolve()) and "#sha256=" in identity
+    from safetensors import safe_open
+    with safe_open(str(folder / "model.safetensors"), "np") as f:
+        assert {str(f.get_tensor(k).dtype) for k in f.keys()} == {"float16"}
