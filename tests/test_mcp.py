@@ -294,7 +294,7 @@ def test_the_ranking_mode_follows_the_settings(built):
             return listed["search_code"].inputSchema, default, hybrid
     schema, default, hybrid = asyncio.run(go())
     assert schema["properties"]["mode"]["default"] == "lexical"
-    assert default == "no results\n"
+    assert default == "read as keywords or a name (read_as: keywords)\nno results\n"
     assert all_hits(hybrid)
 
 
