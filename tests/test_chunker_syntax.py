@@ -323,9 +323,12 @@ def test_a_grammar_is_loaded_only_for_a_file_of_its_language():
             "assert grammars() == ['tree_sitter_go'], grammars()\n"
             "chunk_source('a.h', 'int f(void);\\n')\n"
             "assert grammars() == ['tree_sitter_c', 'tree_sitter_cpp', 'tree_sitter_go'], grammars()\n"
+            "chunk_source('a.js', 'const f = () => 1;\\n')\n"
+            "seen = ['tree_sitter_c', 'tree_sitter_cpp', 'tree_sitter_go', 'tree_sitter_javascript']\n"
+            "assert grammars() == seen, grammars()\n"
             "import runpy\nsys.argv = ['query.py', '--help']\n"
             "try:\n    runpy.run_path('query.py', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            "assert grammars() == ['tree_sitter_c', 'tree_sitter_cpp', 'tree_sitter_go']\n")
+            "assert grammars() == seen\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           check=False)
     assert proc.returncode == 0, proc.stderr

@@ -707,17 +707,6 @@ def test_nesting_beyond_the_stated_limit_is_an_error_the_indexer_reports():
         typescript.chunk(text, ".ts")
 
 
-def test_grammars_are_imported_only_when_a_file_needs_them():
-    code = ("import sys\nfrom codebase_rag.chunkers import typescript\n"
-            "assert 'tree_sitter' not in sys.modules\n"
-            "typescript.chunk('const f = () => 1;', '.js')\n"
-            "assert 'tree_sitter_javascript' in sys.modules\n"
-            "assert 'tree_sitter_typescript' not in sys.modules\n")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                          check=False)
-    assert proc.returncode == 0, proc.stderr
-
-
 def test_a_short_fuzz_run_over_mutated_real_typescript_finds_nothing():
     # The long run (100,000+ cases over real repositories) is bench/fuzz_chunker.py --lang ts.
     fuzz = [sys.executable, str(ROOT / "bench" / "fuzz_chunker.py"), "--lang", "ts", "--source",
