@@ -3,11 +3,13 @@
 
     python bench/train/train.py [--data /work/train-data/pairs] [--out /work/train-data/run]
                                 [--max-length 128] [--batch 32] [--lr 2e-5] [--seed 1]
+                                [--negatives file|lexical|none]
                                 [--limit N] [--max-steps N] [--checkpoint-every 200]
 
 Loss: MultipleNegativesRankingLoss over (description, member, hard negative) triplets: each
 description must pick its member among every member and negative of its batch; the hard
-negative is another member of the same class or file (mine_pairs.py chose it). One epoch.
+negative is another member of the same class or file (mine_pairs.py chose it), or with
+--negatives lexical the BM25 near miss among the other pairs' members. One epoch.
 
 Batches are grouped by length (a shuffled run of 50 batches is sorted by the member's
 length, then cut), so most batches pad to far less than --max-length; no text appears twice
@@ -66,6 +68,48 @@ def plan_batches(pairs, batch, seed, lengths):
             queue = rest
     rng.shuffle(batches)
     return [b for b in batches if len(b) > 1]
+
+
+def member_name(member):
+    """'kind Name' from the member's header line (path | container | kind Name (words))."""
+    head = member.split("\n", 1)[0].split(" | ")
+    return head[2].split(" (")[0] if len(head) > 2 else head[-1]
+
+
+def lexical_negatives(pairs):
+    """Each pair's negative becomes the member of another pair of its language that BM25 ranks
+    highest for its description: a near miss by words, which the model must learn to tell
+    from the answer. Never a member of the same name (an overload, or an interface and its
+    implementation, often share the description) nor one with the same description."""
+    import re
+    import sqlite3
+    from collections import Counter
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE m USING fts5(lang UNINDEXED, body, tokenize='porter')")
+    db.executemany("INSERT INTO m(rowid, lang, body) VALUES (?, ?, ?)",
+                   ((i, p["lang"], p["positive"]) for i, p in enumerate(pairs)))
+    names = [member_name(p["positive"]) for p in pairs]
+    split = [set(re.findall(r"[a-z]{3,}", p["positive"].lower())) for p in pairs]
+    seen = Counter(w for words in split for w in words)
+    out, changed = [], 0
+    for i, p in enumerate(pairs):
+        # the eight rarest words: common ones add little to BM25 and cost most of its time
+        words = sorted((w for w in set(re.findall(r"[a-z]{3,}", p["anchor"].lower()))
+                        if seen[w]), key=lambda w: (seen[w], w))[:8]
+        negative = p["negative"]
+        if words:
+            match = " OR ".join(f'"{w}"' for w in words)
+            for (j,) in db.execute("SELECT rowid FROM m WHERE m MATCH ? AND lang = ? "
+                                   "ORDER BY bm25(m) LIMIT 20", (match, p["lang"])):
+                q = pairs[j]
+                if j != i and names[j] != names[i] and q["anchor"] != p["anchor"] \
+                        and q["positive"] != p["positive"]:
+                    negative, changed = q["positive"], changed + 1
+                    break
+        out.append({**p, "negative": negative})
+    print(f"lexical negatives: {changed:,} of {len(pairs):,} pairs (the rest keep the mined one)",
+          flush=True)
+    return out
 
 
 def cpu_flags():
@@ -127,7 +171,10 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, default=2e-5)
     ap.add_argument("--warmup", type=float, default=0.1, help="share of the steps")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--no-negatives", action="store_true", help="pairs only, no hard negatives")
+    ap.add_argument("--negatives", choices=("file", "lexical", "none"), default="file",
+                    help="the hard negative: another member of the same class or file (as "
+                         "mined), the member of another pair that best matches the description "
+                         "by BM25 (a lexical near miss), or none")
     ap.add_argument("--limit", type=int, help="train on this many pairs (a smoke run)")
     ap.add_argument("--max-steps", type=int, help="stop after this many steps (the plan and "
                     "the schedule are still the whole epoch's)")
@@ -154,6 +201,8 @@ def main(argv=None):
     if a.limit:
         pairs = random.Random(a.seed).sample(pairs, min(a.limit, len(pairs)))
     valid = random.Random(a.seed).sample(valid, min(a.valid_pairs, len(valid)))
+    if a.negatives == "lexical":
+        pairs = lexical_negatives(pairs)
     base = a.base or resolve_model()[0]
     config = {k: v for k, v in vars(a).items() if k not in ("threads", "max_steps",
                                                           "checkpoint_every")}
@@ -172,7 +221,7 @@ def main(argv=None):
     warm = max(1, int(total * a.warmup))
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm))))
-    columns = ("anchor", "positive") if a.no_negatives else ("anchor", "positive", "negative")
+    columns = ("anchor", "positive") if a.negatives == "none" else ("anchor", "positive", "negative")
     state = {"step": 0, "losses": [], "valid": [], "seconds": 0.0, "cpu_seconds": 0.0, "pairs": 0}
     checkpoint = out / "checkpoint.pt"
     if checkpoint.is_file():
@@ -213,7 +262,7 @@ def main(argv=None):
         with open(out / "loss.csv", "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["step", "train_loss", "valid_loss", "pairs", "seconds"])
-            valid_at = dict((s, v) for s, v in state["valid"])
+            valid_at = dict(state["valid"])
             for s, loss, n, t in state["losses"]:
                 w.writerow([s, f"{loss:.5f}", f"{valid_at[s]:.5f}" if s in valid_at else "", n,
                             f"{t:.1f}"])
