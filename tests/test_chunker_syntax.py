@@ -294,6 +294,31 @@ def test_c_a_line_tree_sitter_cannot_read_costs_its_own_function_only():
         ("test_then_block", 8, 10, ""), ("statement", 12, 15, "The statement.")]
 
 
+def test_c_a_function_with_two_headers_under_if_else_starts_at_the_first():
+    """hiredis's adapters/libuv.h: `#if` old libuv `f(timer, status) {` `#else` `f(timer) {`
+    `#endif` and one body. clang reads the first header; tree-sitter-c leaves it open in an
+    ERROR and reads the second as the function, which then started inside it."""
+    text = src("""
+        #if (UV_VERSION_MAJOR == 0 && UV_VERSION_MINOR < 11) || \\
+            (UV_VERSION_MAJOR == 0 && UV_VERSION_PATCH < 23)
+        static void onTimeout(uv_timer_t *timer, int status) {
+            (void)status;
+        #else
+        static void onTimeout(uv_timer_t *timer) {
+        #endif
+            handleTimeout(timer->data);
+        }
+
+        static void setTimeout(void *privdata, long tv) {
+            start(privdata, tv);
+        }
+        """)
+    result = chunk_source("libuv.h", text)
+    assert contract.problems(text, result, "c") == []
+    assert [(c.member, c.start_line, c.end_line) for c in result] == [
+        ("onTimeout", 3, 9), ("setTimeout", 11, 13)]
+
+
 def test_cpp_an_export_macro_between_class_and_its_name_is_read_as_blanks():
     """`class LEVELDB_EXPORT Cache {`: tree-sitter-cpp reads it as a function named Cache
     with a body; the table's `blank` rule reads the macro as spaces (lines kept)."""

@@ -224,14 +224,14 @@ class _Frame:
     """Children being read: of the file, a body, or a node read through. owner: the
     container or namespace whose body this is (None when read through)."""
     __slots__ = ("children", "namespace", "chain", "in_container", "doc", "pending", "owner",
-                 "chunks_before", "functions_before", "depth")
+                 "chunks_before", "functions_before", "depth", "opened")
 
     def __init__(self, node, namespace, chain, in_container, doc, depth, owner=None,
                  chunks_before=0, functions_before=0):
         self.children = iter(node.children)
         self.namespace, self.chain, self.in_container = namespace, chain, in_container
         self.doc, self.depth, self.owner = doc, depth, owner
-        self.pending = []
+        self.pending, self.opened = [], {}
         self.chunks_before, self.functions_before = chunks_before, functions_before
 
 
@@ -270,6 +270,11 @@ class _Walk:
                     frames.append(inner)
             elif node.is_named:
                 frame.pending = []
+                if t == "function_declarator":     # a header tree-sitter left open, in
+                    # an ERROR: `#if A` `f(int a, int b) {` `#else` `f(int a) {` `#endif`;
+                    # the function starts at its first header, as the compiler reads it
+                    frame.opened[_text(node.child_by_field_name("declarator"))] = \
+                        first_line(node)
         if not self.chunks:
             self.whole_file(root)
         self.chunks.sort(key=lambda c: (c.start_line, c.end_line))
@@ -357,7 +362,8 @@ class _Walk:
     def emit(self, outer, node, frame, named, kind, owner_doc, lead):
         extra, name, name_node = named
         leading, doc, doc_lines = lead
-        start = min([first_line(outer)] + [first_line(p) for p in leading])
+        start = min([first_line(outer)] + [first_line(p) for p in leading] +
+                    [frame.opened.get(name, first_line(outer))])
         sig_line = first_line(name_node) if name_node is not None else first_line(node)
         end = last_line(node if outer.type in self.s.holders else outer)  # a holder runs on
         # over its variable: `struct s {...} table[] = {...};` is the struct
