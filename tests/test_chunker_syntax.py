@@ -337,6 +337,31 @@ def test_cpp_an_export_macro_between_class_and_its_name_is_read_as_blanks():
     ]
 
 
+def test_cpp_a_block_macro_and_a_conversion_operator():
+    """Catch2's `CATCH_TRY {` read as blanks (tree-sitter-cpp alone reads an initializer
+    list, closes the function there and leaves the rest of the namespace at file level);
+    `operator bool` named as clang names it."""
+    assert chunks("""
+        namespace Catch {
+        struct Flag {
+          explicit operator bool() const { return true; }
+        };
+        int parse(int x) {
+          if (x) {
+            CATCH_TRY { x = 2; }
+            CATCH_CATCH_ALL { x = 0; }
+          }
+          return x;
+        }
+        int after() { return 1; }
+        }
+        """, "cpp") == [
+        ("method", "Catch.Flag", "operator bool", 3, 3),
+        ("function", "Catch", "parse", 5, 11),
+        ("function", "Catch", "after", 12, 12),
+    ]
+
+
 def test_a_grammar_is_loaded_only_for_a_file_of_its_language():
     import subprocess
     import sys

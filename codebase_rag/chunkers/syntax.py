@@ -157,11 +157,15 @@ def _broken(root, syntax):
 
 
 def _blanked(data, syntax):
-    """data with the table's `blank` words read as spaces (same length, same lines)."""
+    """data with the groups of the table's `blank` read as spaces (same length, same
+    lines)."""
     if not syntax.blank:
         return data
-    return re.sub(syntax.blank, lambda m: m.group(0)[:m.start(1) - m.start()] +
-                  b" " * (m.end(1) - m.start(1)) + m.group(0)[m.end(1) - m.start():], data)
+    out = bytearray(data)
+    for m in re.finditer(syntax.blank, data, re.M):
+        a, b = next(m.span(g) for g in range(1, m.re.groups + 1) if m.start(g) >= 0)
+        out[a:b] = b" " * (b - a)
+    return bytes(out)
 
 
 def _holds(root, types):
@@ -212,8 +216,10 @@ def segments(node):
                 stack.append(inner)
         elif t == "nested_namespace_specifier":
             stack.extend(reversed(n.named_children))
+        elif t == "operator_cast":                  # `operator bool`, as clang names it
+            out.append("operator " + " ".join(_text(n.child_by_field_name("type")).split()))
     last = node
-    while last is not None and last.type not in _NAME_SEGMENT:
+    while last is not None and last.type not in _NAME_SEGMENT | {"operator_cast"}:
         last = (last.child_by_field_name("name") or last.child_by_field_name("type")
                 or (last.named_children[-1] if last.type == "nested_namespace_specifier"
                     and last.named_child_count else None))
@@ -383,7 +389,7 @@ class _Walk:
                 nxt = d.child_by_field_name("declarator")
                 if nxt is None and d.type in _WRAPPING_DECLARATORS and d.named_child_count:
                     nxt = d.named_children[0]
-                if nxt is None:
+                if nxt is None or d.type == "operator_cast":
                     break
                 d = nxt
             parts, name_node = segments(d), d

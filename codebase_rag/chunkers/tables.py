@@ -32,9 +32,11 @@ The parts (every value is a node type of the grammar, or a map of node type -> c
               is C++ (syntax.py's header rule)
   cut         a line pattern where a top-level region with errors is cut and each piece read
               alone (C, C++: a `}` that opens a line ends a function)
-  blank       a pattern whose first group is read as spaces (lines and columns kept): C++'s
+  blank       a pattern whose groups are read as spaces (lines and columns kept): C++'s
               `class LEVELDB_EXPORT Cache {`, which tree-sitter-cpp reads as a function
-              named Cache
+              named Cache, and a statement macro that opens a block (Catch2's
+              `CATCH_TRY {`), which it reads as an initializer list that closes the
+              function early
 """
 from dataclasses import dataclass, field
 
@@ -60,7 +62,7 @@ class Syntax:
     marks: tuple = ()
     cut: bytes = b""                       # where a region tree-sitter could not read is cut
                                            # into pieces read alone (syntax.py's recovery)
-    blank: bytes = b""                     # its group 1 is read as blanks: a word the
+    blank: bytes = b""                     # its groups are read as blanks: words the
                                            # grammar cannot place (an export macro)
 
 
@@ -152,7 +154,8 @@ CPP = Syntax(
     - {"operator"},
     cut=rb"^\}[^\n]*\n",
     blank=rb"\b(?:class|struct|union)\s+([A-Z][A-Z0-9_]*[A-Z0-9](?:\([^()\n]*\))?)\s+"
-          rb"(?=[A-Za-z_]\w*\s*(?:final\b|[:{]))",
+          rb"(?=[A-Za-z_]\w*\s*(?:final\b|[:{]))"
+          rb"|^[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?=\{)",
     marks=("class_specifier", "namespace_definition", "template_declaration",
            "access_specifier", "qualified_identifier", "reference_declarator"))
 

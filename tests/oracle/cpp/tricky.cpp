@@ -3,6 +3,9 @@
 #include <string>
 #include <vector>
 
+#define CATCH_TRY try
+#define CATCH_CATCH_ALL catch (...)
+
 namespace outer {
 namespace inner {
 
@@ -19,6 +22,8 @@ class Shape {
   int Sides() const { return sides_; }
 
   bool operator==(const Shape& other) const { return sides_ == other.sides_; }
+  explicit operator bool() const { return sides_ > 0; }
+  operator int() const;
 
   struct Point {
     double x, y;
@@ -32,6 +37,24 @@ class Shape {
 };
 
 Shape::~Shape() {}
+
+Shape::operator int() const {
+  return sides_;
+}
+
+// A statement macro that opens a block: tree-sitter-cpp alone reads `CATCH_TRY {` as an
+// initializer list and closes the function on its first line.
+int Checked(int x) {
+  if (x) {
+    CATCH_TRY { x = x * 2; }
+    CATCH_CATCH_ALL { x = 0; }
+  }
+  return x;
+}
+
+int AfterChecked() {
+  return 1;
+}
 
 class Square : public Shape {
  public:
