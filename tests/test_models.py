@@ -251,3 +251,28 @@ def test_the_tuned_model_in_the_repository_is_a_folder_the_tool_reads_as_it_is()
     from safetensors import safe_open
     with safe_open(str(folder / "model.safetensors"), "np") as f:
         assert {str(f.get_tensor(k).dtype) for k in f.keys()} == {"float16"}
+
+
+def test_an_index_of_the_shipped_model_refuses_the_stock_model_and_the_reverse(
+        cli, onnx_export, sample_tree, tmp_path):
+    """Vectors of two models never mix: an index built with models/minilm-code-run1 refuses
+    a query or an update with the stock model in one line, and a stock index the shipped
+    model; each answers with its own model when none is named. (The exports are the
+    session's graph under each model's identity: what is tested is who refuses whom.)"""
+    from conftest import ROOT
+    from codebase_rag.export import HUB_MODEL
+    shipped = ROOT / "models" / "minilm-code-run1"
+    cache = cli.fresh_cache(tmp_path / "cache")
+    seed_export(onnx_export, shipped, cache)
+    stock_path, stock_id = resolve_model()
+    shutil.copytree(onnx_export, export_dir(stock_path, stock_id, cache))
+    tuned_db, stock_db = tmp_path / "tuned", tmp_path / "stock"
+    cli.index(sample_tree, tuned_db, "--model", shipped)
+    cli.index(sample_tree, stock_db)
+    for db, other in ((tuned_db, HUB_MODEL), (stock_db, shipped)):
+        assert cli.query(db, "energy")
+        for proc in (cli.run("query.py", "--db", db, "--model", other, "energy", check=False),
+                     cli.index(sample_tree, db, "--model", other, check=False)):
+            assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+            assert "was built with" in proc.stderr
+            assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
