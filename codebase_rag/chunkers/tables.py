@@ -32,11 +32,11 @@ The parts (every value is a node type of the grammar, or a map of node type -> c
               is C++ (syntax.py's header rule)
   cut         a line pattern where a top-level region with errors is cut and each piece read
               alone (C, C++: a `}` that opens a line ends a function)
-  blank       a pattern whose groups are read as spaces (lines and columns kept): C++'s
-              `class LEVELDB_EXPORT Cache {`, which tree-sitter-cpp reads as a function
-              named Cache, and a statement macro that opens a block (Catch2's
-              `CATCH_TRY {`), which it reads as an initializer list that closes the
-              function early
+  blank       a pattern whose groups are read as spaces (lines and columns kept): what
+              the grammar misreads. C and C++: a comment inside a multi-line #define; C++:
+              `class LEVELDB_EXPORT Cache {` (read as a function named Cache) and a
+              statement macro that opens a block, Catch2's `CATCH_TRY {` (read as an
+              initializer list that closes the function early)
 """
 from dataclasses import dataclass, field
 
@@ -121,6 +121,9 @@ _C_THROUGH = frozenset({"preproc_if", "preproc_ifdef", "preproc_else", "preproc_
 _C_KEYWORDS = """auto break case char const continue default do double else enum extern float
 for goto if inline int long register restrict return short signed sizeof static struct switch
 typedef union unsigned void volatile while"""
+# a /* comment */ on a line a `\` continues: tree-sitter-c and -cpp end the #define there, and
+# read the rest of the macro and the struct after it as a function (libuv's uv.h)
+_COMMENT_IN_MACRO = rb"(/\*[^\n]*?\*/)(?=[^\n]*\\\r?\n)"
 
 C = Syntax(
     "tree_sitter_c",
@@ -133,7 +136,8 @@ C = Syntax(
     leading=frozenset({"comment"}),
     names={"function_definition": "declarator", "type_definition": "declarator"},
     keywords=words(_C_KEYWORDS),
-    cut=rb"^\}[^\n]*\n")
+    cut=rb"^\}[^\n]*\n",
+    blank=_COMMENT_IN_MACRO)
 
 CPP = Syntax(
     "tree_sitter_cpp",
@@ -155,7 +159,7 @@ CPP = Syntax(
     cut=rb"^\}[^\n]*\n",
     blank=rb"\b(?:class|struct|union)\s+([A-Z][A-Z0-9_]*[A-Z0-9](?:\([^()\n]*\))?)\s+"
           rb"(?=[A-Za-z_]\w*\s*(?:final\b|[:{]))"
-          rb"|^[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?=\{)",
+          rb"|^[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?=\{)|" + _COMMENT_IN_MACRO,
     marks=("class_specifier", "namespace_definition", "template_declaration",
            "access_specifier", "qualified_identifier", "reference_declarator"))
 

@@ -4,6 +4,16 @@
 
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #define BODY { return 0; }
+#define REQ_FIELDS                 \
+    int type;                      \
+    /* private */                  \
+    void *reserved[2]; /* spare */ \
+    PRIVATE_FIELDS                 \
+
+/* A request, after a macro with comments (libuv's uv.h). */
+struct req {
+    int id;
+};
 
 struct fwd;
 
