@@ -8,9 +8,12 @@ one shape, each anything with
   137,000-member index: 35-45 ms a question). Here the lengths are one array, and the scores
   are FTS5's own: the same tokens (FTS5's tokenizer made them), the same formula, added up
   in the same order.
+said_words: a text's words as FTS5 stems them, to find a member's name in a sentence.
 """
+import functools
 import math
 import sqlite3
+import threading
 
 import numpy as np
 
@@ -20,6 +23,29 @@ from .text import fts_query, fts_words
 
 K1, B = 1.2, 0.75                   # FTS5's bm25() constants
 REREAD = 0.05                       # read every posting again once this share of rows is new
+
+
+def fts5_tokenizer():
+    """An in-memory FTS5 table read by the index's tokenizer (t), and its tokens (v)."""
+    con = sqlite3.connect(":memory:")
+    con.executescript(f"CREATE VIRTUAL TABLE t USING fts5(name, body, tokenize='{TOKENIZER}');"
+                      f"CREATE VIRTUAL TABLE v USING fts5vocab(t, instance);")
+    return con
+
+
+_local = threading.local()
+
+
+@functools.lru_cache(maxsize=65536)       # asked for every candidate's name
+def said_words(text):
+    """A text's keywords as FTS5's porter tokenizer stems them ('Renames', 'renaming' and
+    'rename' -> 'renam'), to find a name's words in a sentence."""
+    con = getattr(_local, "con", None) or fts5_tokenizer()
+    _local.con = con
+    con.execute("INSERT INTO t(name, body) VALUES (?, '')", (" ".join(fts_words(text)),))
+    words = frozenset(term for (term,) in con.execute("SELECT DISTINCT term FROM v"))
+    con.execute("DELETE FROM t")
+    return words
 
 
 class Fts5Keywords:
@@ -41,10 +67,7 @@ class MemoryKeywords:
 
     def __init__(self, store):
         self.store, self.version = store, None
-        self.tokenizer = sqlite3.connect(":memory:")    # FTS5's tokenizer, on text of ours
-        self.tokenizer.executescript(
-            f"CREATE VIRTUAL TABLE t USING fts5(name, body, tokenize='{TOKENIZER}');"
-            f"CREATE VIRTUAL TABLE v USING fts5vocab(t, instance);")
+        self.tokenizer = fts5_tokenizer()               # FTS5's tokens, of text of ours
         self.tokens_of_word = {}
         self.read = 0                 # rows read whole at the last full read
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from .config import CANDIDATES, CONFIDENT, DEMO_WEIGHT, K, KEYWORD_SCORES, MODE, NAME_SAID, \
     QUESTION_SHARE, SHORT_LINES, SHORT_WEIGHT, TEST_WEIGHT, VECTOR_SHARE
 from .languages import language_for
-from .keywords import Fts5Keywords
+from .keywords import Fts5Keywords, said_words
 from .nearest import distances_for
 from .store import IndexedChunk
-from .text import query_shape, said_words
+from .text import query_shape
 
 
 @dataclass

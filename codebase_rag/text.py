@@ -7,7 +7,6 @@ that no part of its body is silently truncated. One more window holds the header
 signature alone: a question that says what a member is, as its doc comment would, lies
 nearer that than any of its code (bench/RESULTS-quality.md).
 """
-import functools
 import hashlib
 import re
 from pathlib import Path
@@ -155,20 +154,6 @@ def query_shape(question):
     if ASKS_A_QUESTION.search(question):
         return "question"
     return "doc" if question.rstrip().endswith(".") else "keywords"
-
-
-@functools.lru_cache(maxsize=65536)       # asked for every candidate's name
-def said_words(text):
-    """A text's words as a sentence says them, to find a name's words in a sentence: the
-    keywords, each cut to a rough stem ('Renames' and 'rename' -> 'renam')."""
-    return frozenset(_stem(w) for w in fts_words(text))
-
-
-def _stem(word):
-    for suffix in ("ing", "ies", "es", "ed", "s", "e"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[:-len(suffix)]
-    return word
 
 
 def fts_query(question):
