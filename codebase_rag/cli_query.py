@@ -42,8 +42,8 @@ def parse_args(argv, prog="query.py"):
     p.add_argument("--as", dest="read_as", choices=list(SHAPES),
                    help="how to read the question: " + "; ".join(
                        f"{name}: {what}" for name, what in SHAPES.items()) +
-                   " (default: from its form: a final '?' or an opening how/where/which/what/"
-                   "why is a question, a statement that ends with '.' a doc-comment sentence)")
+                   " (default: a final '?' or an opening how/where/which/what/why is a "
+                   "question, anything else keywords)")
     p.add_setting("LINES", metavar="N")
     p.add_setting("MODE")
     p.add_setting("MODEL", metavar="NAME_OR_PATH",

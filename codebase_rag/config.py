@@ -116,8 +116,8 @@ VECTOR_SHARE = _setting("VECTOR_SHARE", 0.55, "how much nearness in meaning coun
 QUESTION_SHARE = _setting("QUESTION_SHARE", 0.6, "the same, for a question (one that ends "
                           "with '?' or opens with how, where, which, what or why)",
                           bounds=(0, 1))
-NAME_SAID = _setting("NAME_SAID", 0.1, "how much a member's score gains when a sentence (a "
-                     "statement that ends with '.') says every word of its name; in "
+NAME_SAID = _setting("NAME_SAID", 0.1, "how much a member's score gains when a question read "
+                     "as a doc-comment sentence (--as doc) says every word of its name; in "
                      "proportion when it says some", bounds=(0, None))
 NAME_WEIGHT = _setting("NAME_WEIGHT", 8.0, "BM25 weight of a member's own names against "
                        "the rest of its text", bounds=(0, None))

@@ -60,8 +60,9 @@ TOOL_SPECS = {
          "lines": argument("integer", "lines of each result to show (-1: all)",
                            min(LINES, MAX_LINES), minimum=-1, maximum=MAX_LINES),
          "read_as": argument("string", "how to read the question: " + "; ".join(
-             f"{name}: {what}" for name, what in SHAPES.items()) + " (default: from its "
-             "form; the answer says how it was read)", enum=list(SHAPES))},
+             f"{name}: {what}" for name, what in SHAPES.items()) + " (default: a question "
+             "if it reads as one, else keywords; the answer says how it was read)",
+             enum=list(SHAPES))},
         ["question"]),
     "find_related": (
         "The members nearest in meaning to the one at file:line: its callers' kin, its "

@@ -75,9 +75,9 @@ def is_demo(row):
 def rescore(scores, rows, question, shape):
     """The fused scores, adjusted by priors. A sentence that says what a member does, as its
     doc comment would, mostly says the member's name in words ("Checks if this subject must
-    be soft-removed.": mustBeSoftRemoved), so a member gains by the share of its name's
-    words that the sentence says (questions and keyword lists name members less reliably,
-    and lose by it). Test code counts for less unless the question is about tests, and so
+    be soft-removed.": mustBeSoftRemoved), so when the caller reads the question so (shape
+    'doc'), a member gains by the share of its name's words that it says (questions and
+    keyword lists name members less reliably, and lose by it). Test code counts for less unless the question is about tests, and so
     do examples, demos and benchmarks (they show the library; they are not it) unless it
     asks for examples; so does a member of a few lines (short texts sit near many
     questions, in BM25 and in embedding space alike)."""

@@ -137,23 +137,22 @@ def fts_words(question):
 
 
 # A question ("how does X decide Y?", "where is X done?") says what code does in its own
-# words, which the code's keywords match less; a statement ("Refills the timers.") or a few
-# keywords reads as a doc comment or a name does. So a question leans more on meaning: on
-# every natural-language dev set, with the summary sets untouched (bench/RESULTS-quality.md).
+# words, which the code's keywords match less, so it leans more on meaning: on both
+# natural-language dev sets with the tuned model, the summary sets untouched
+# (bench/RESULTS-quality.md).
 ASKS_A_QUESTION = re.compile(r"\?\s*$|^\s*(how|where|which|what|why)\b", re.I)
 # How a search reads, which sets how it is ranked; the caller may say (query.py --as,
 # search_code's read_as), and the answer says which it was (JSON read_as, the MCP notes).
 SHAPES = {"keywords": "keywords or a name", "question": "a question",
-          "doc": "a doc-comment sentence"}
+          "doc": "a doc-comment sentence (the members whose name it says gain)"}
 
 
 def query_shape(question):
-    """'question' (a final '?', or an opening how, where, which, what or why): meaning
-    counts more; 'doc' (a statement that ends with '.', as a doc comment's sentence does):
-    a member gains by the words of its name the sentence says; else 'keywords'."""
-    if ASKS_A_QUESTION.search(question):
-        return "question"
-    return "doc" if question.rstrip().endswith(".") else "keywords"
+    """'question' (a final '?', or an opening how, where, which, what or why), else
+    'keywords'. Never 'doc' by itself: a trailing '.' changes nothing unless the caller
+    asks for that reading (lifting the named members for every statement cost both
+    natural-language dev sets 1-2 questions at R@1; bench/RESULTS-quality.md)."""
+    return "question" if ASKS_A_QUESTION.search(question) else "keywords"
 
 
 def fts_query(question):

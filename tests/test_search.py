@@ -128,7 +128,7 @@ def test_a_question_leans_more_on_meaning_than_a_statement_of_the_same_words():
     def first(question):
         scores = fuse(cosines, bm25, vector_share(query_shape(question)))
         return max(scores, key=scores.get)
-    assert first("Refills the energy timers.") == "b"          # reads as a doc comment does
+    assert first("Refills the energy timers.") == "b"          # a statement
     assert first("refill energy timers") == "b"                # a few keywords
     assert first("When are the energy timers refilled?") == "a"
     assert first("where are the energy timers refilled") == "a"
@@ -143,24 +143,24 @@ def test_a_sentence_that_says_a_members_name_in_words_lifts_that_member():
                             name, "method", 10, 20, "", "")
     rows = {"refill": member("RefillTimers", "refill"), "spend": member("SpendEnergy", "spend")}
 
-    def first(question):
-        scores = rescore({"refill": 0.5, "spend": 0.55}, rows, question, query_shape(question))
+    def first(question, shape):
+        scores = rescore({"refill": 0.5, "spend": 0.55}, rows, question, shape)
         return max(scores, key=scores.get)
-    assert first("Refills the timers.") == "refill"             # says both of its words
-    assert first("Refills the timers") == "spend"               # not a sentence
-    assert first("Where are the timers refilled?") == "spend"   # a question
-    assert first("Where are the timers refilled.") == "spend"
+    assert first("Refills the timers", "doc") == "refill"       # says both of its words
+    assert first("Refills the timers", "keywords") == "spend"
+    assert first("Where are the timers refilled?", "question") == "spend"
     # in proportion: one word of two is half the lift, whichever the name
     scores = rescore({"refill": 0.5, "spend": 0.55}, rows, "Refills the energy.", "doc")
     assert scores == pytest.approx({"refill": 0.5 + NAME_SAID / 2, "spend": 0.55 + NAME_SAID / 2})
 
 
 def test_the_caller_says_how_a_search_reads_and_a_period_alone_then_changes_nothing():
-    """query_shape reads the form of the text; a shape given by the caller wins, so that
-    "Refills the timers" and "Refills the timers." score alike when asked as one shape."""
+    """query_shape reads a question as one and anything else as keywords, never as a doc
+    comment (the caller may say so); "Refills the timers" and "Refills the timers." score
+    alike in every shape."""
     assert [query_shape(q) for q in ("Refills the timers.", "refill timers",
                                      "where are timers refilled", "Refills the timers?")] == \
-        ["doc", "keywords", "question", "question"]
+        ["keywords", "keywords", "question", "question"]
     rows = {"refill": IndexedChunk("refill", "Energy/EnergySystem.cs", "csharp", "Game",
                                    "EnergySystem", "RefillTimers", "method", 10, 20, "", "")}
     for shape, lift in (("keywords", 0.0), ("question", 0.0), ("doc", NAME_SAID)):
