@@ -40,8 +40,9 @@ _local = threading.local()
 def said_words(text):
     """A text's keywords as FTS5's porter tokenizer stems them ('Renames', 'renaming' and
     'rename' -> 'renam'), to find a name's words in a sentence."""
-    con = getattr(_local, "con", None) or fts5_tokenizer()
-    _local.con = con
+    con = getattr(_local, "con", None)
+    if con is None:
+        con = _local.con = fts5_tokenizer()
     con.execute("INSERT INTO t(name, body) VALUES (?, '')", (" ".join(fts_words(text)),))
     words = frozenset(term for (term,) in con.execute("SELECT DISTINCT term FROM v"))
     con.execute("DELETE FROM t")

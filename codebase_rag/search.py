@@ -77,10 +77,11 @@ def rescore(scores, rows, question, shape):
     doc comment would, mostly says the member's name in words ("Checks if this subject must
     be soft-removed.": mustBeSoftRemoved), so when the caller reads the question so (shape
     'doc'), a member gains by the share of its name's words that it says (questions and
-    keyword lists name members less reliably, and lose by it). Test code counts for less unless the question is about tests, and so
-    do examples, demos and benchmarks (they show the library; they are not it) unless it
-    asks for examples; so does a member of a few lines (short texts sit near many
-    questions, in BM25 and in embedding space alike)."""
+    keyword lists name members less reliably, and lose by it). Test code counts for less
+    unless the question is about tests, and so do examples, demos and benchmarks (they
+    show the library; they are not it) unless it asks for examples; so does a member of a
+    few lines (short texts sit near many questions, in BM25 and in embedding space
+    alike)."""
     said = said_words(question) if NAME_SAID and shape == "doc" else None
     tests_too = TEST_WEIGHT == 1 or ASKS_ABOUT_TESTS.search(question)
     demos_too = DEMO_WEIGHT == 1 or ASKS_FOR_EXAMPLES.search(question)
