@@ -144,7 +144,7 @@ ASKS_A_QUESTION = re.compile(r"\?\s*$|^\s*(how|where|which|what|why)\b", re.I)
 # How a search reads, which sets how it is ranked; the caller may say (query.py --as,
 # search_code's read_as), and the answer says which it was (JSON read_as, the MCP notes).
 SHAPES = {"keywords": "keywords or a name", "question": "a question",
-          "doc": "a doc-comment sentence (the members whose name it says gain)"}
+          "doc": "a doc-comment sentence"}
 
 
 def query_shape(question):
