@@ -62,8 +62,8 @@ class Syntax:
     marks: tuple = ()
     cut: bytes = b""                       # where a region tree-sitter could not read is cut
                                            # into pieces read alone (syntax.py's recovery)
-    blank: bytes = b""                     # its groups are read as blanks: words the
-                                           # grammar cannot place (an export macro)
+    blank: bytes = b""                     # its groups are read as blanks: what the
+                                           # grammar misreads (see above)
 
 
 def words(text):
