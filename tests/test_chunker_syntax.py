@@ -362,6 +362,27 @@ def test_cpp_a_block_macro_and_a_conversion_operator():
     ]
 
 
+def test_cpp_a_macro_alone_on_its_line_is_read_as_blanks():
+    """fmt's `FMT_BEGIN_NAMESPACE` (defined in another header) and Qt's `Q_OBJECT`:
+    tree-sitter-cpp alone reads the macro as the type of the declaration after it, and
+    every chunk up to that class's end is lost."""
+    assert chunks("""
+        FMT_BEGIN_NAMESPACE
+        namespace detail {
+        inline auto is_whitespace(char c) -> bool { return c == ' '; }
+        }  // namespace detail
+        class scan_buffer {
+          Q_OBJECT
+         public:
+          void set(int x) { x = 1; }
+        };
+        FMT_END_NAMESPACE  // fmt
+        """, "cpp") == [
+        ("function", "detail", "is_whitespace", 3, 3),
+        ("method", "scan_buffer", "set", 8, 8),
+    ]
+
+
 def test_a_grammar_is_loaded_only_for_a_file_of_its_language():
     import subprocess
     import sys

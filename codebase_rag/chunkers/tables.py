@@ -36,7 +36,9 @@ The parts (every value is a node type of the grammar, or a map of node type -> c
               the grammar misreads. C and C++: a comment inside a multi-line #define; C++:
               `class LEVELDB_EXPORT Cache {` (read as a function named Cache) and a
               statement macro that opens a block, Catch2's `CATCH_TRY {` (read as an
-              initializer list that closes the function early)
+              initializer list that closes the function early); a macro alone on its
+              line, fmt's `FMT_BEGIN_NAMESPACE` or Qt's `Q_OBJECT` (read as the type of
+              the declaration after it, which then swallows the rest of the file)
 """
 from dataclasses import dataclass, field
 
@@ -159,7 +161,9 @@ CPP = Syntax(
     cut=rb"^\}[^\n]*\n",
     blank=rb"\b(?:class|struct|union)\s+([A-Z][A-Z0-9_]*[A-Z0-9](?:\([^()\n]*\))?)\s+"
           rb"(?=[A-Za-z_]\w*\s*(?:final\b|[:{]))"
-          rb"|^[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?=\{)|" + _COMMENT_IN_MACRO,
+          rb"|^[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?=\{)"
+          rb"|^[ \t]*([A-Z_][A-Z0-9_]*[A-Z][A-Z0-9_]*)[ \t]*(?://[^\n]*)?\r?$|"
+          + _COMMENT_IN_MACRO,
     marks=("class_specifier", "namespace_definition", "template_declaration",
            "access_specifier", "qualified_identifier", "reference_declarator"))
 

@@ -5,6 +5,8 @@
 
 #define CATCH_TRY try
 #define CATCH_CATCH_ALL catch (...)
+#define LIB_BEGIN_EXPORTS
+#define LIB_END_EXPORTS
 
 namespace outer {
 namespace inner {
@@ -55,6 +57,14 @@ int Checked(int x) {
 int AfterChecked() {
   return 1;
 }
+
+// A macro alone on its line (fmt's FMT_BEGIN_NAMESPACE): tree-sitter-cpp alone reads it
+// as the type of the declaration after it, which then swallows the rest of the file.
+LIB_BEGIN_EXPORTS
+namespace exported {
+inline int Exported(int c) { return c; }
+}  // namespace exported
+LIB_END_EXPORTS
 
 class Square : public Shape {
  public:
