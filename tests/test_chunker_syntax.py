@@ -381,6 +381,44 @@ def test_cpp_a_macro_alone_on_its_line_is_read_as_blanks():
         ("function", "detail", "is_whitespace", 3, 3),
         ("method", "scan_buffer", "set", 8, 8),
     ]
+    # a macro line between a method and its comment (fast_float) does not part them
+    [resize] = chunk("""
+        struct stackvec {
+          // resize the vector, without bounds checking
+          FASTFLOAT_CONSTEXPR20
+          void resize_unchecked(int n) noexcept { n = 1; }
+        };
+        """, "cpp")
+    assert (resize.member, resize.start_line, resize.doc) == \
+        ("resize_unchecked", 2, "resize the vector, without bounds checking")
+
+
+def test_cpp_a_function_a_test_macro_defines_is_one_chunk():
+    """Catch2's `TEST_CASE("...") {...}` (its macro defined in a header): tree-sitter-cpp
+    reads a call missing its `;` and a block at file level, so the test's body was in no
+    chunk at all. It is a function named by the macro, as clang names it when the header
+    is not found (CLI11's tests); the call is its signature."""
+    text = src("""
+        // Adds one flag.
+        TEST_CASE("OneFlag", "[app]") {
+            run();
+        }
+        namespace n {
+        TEST_CASE_METHOD(TApp, "OneFlagShort", "[app]")
+        {
+            CHECK(app.count("-c") == 1u);
+        }
+        }
+        int after() { return 1; }
+        """)
+    result = chunk_source("app_test.cpp", text)
+    assert contract.problems(text, result, "cpp") == []
+    assert [(c.namespace, c.member, c.start_line, c.end_line, c.signature, c.doc)
+            for c in result] == [
+        ("", "TEST_CASE", 1, 4, 'TEST_CASE("OneFlag", "[app]")', "Adds one flag."),
+        ("n", "TEST_CASE_METHOD", 6, 9, 'TEST_CASE_METHOD(TApp, "OneFlagShort", "[app]")', ""),
+        ("", "after", 11, 11, "int after()", ""),
+    ]
 
 
 def test_a_grammar_is_loaded_only_for_a_file_of_its_language():

@@ -158,13 +158,20 @@ def _broken(root, syntax):
 
 def _blanked(data, syntax):
     """data with the groups of the table's `blank` read as spaces (same length, same
-    lines)."""
+    lines). A group that is all the code on its line becomes an empty /* comment */
+    instead: a blank line would part the item below it from its doc comment (fast_float's
+    `FASTFLOAT_CONSTEXPR20` between a method and its comment)."""
     if not syntax.blank:
         return data
     out = bytearray(data)
     for m in re.finditer(syntax.blank, data, re.M):
         a, b = next(m.span(g) for g in range(1, m.re.groups + 1) if m.start(g) >= 0)
-        out[a:b] = b" " * (b - a)
+        end = data.find(b"\n", b)
+        after = data[b:end if end >= 0 else len(data)].strip()
+        alone = not data[data.rfind(b"\n", 0, a) + 1:a].strip() and \
+            (not after or after.startswith(b"//"))
+        out[a:b] = b"/*" + b" " * (b - a - 4) + b"*/" if alone and b - a >= 4 else \
+            b" " * (b - a)
     return bytes(out)
 
 
@@ -230,14 +237,14 @@ class _Frame:
     """Children being read: of the file, a body, or a node read through. owner: the
     container or namespace whose body this is (None when read through)."""
     __slots__ = ("children", "namespace", "chain", "in_container", "doc", "pending", "owner",
-                 "chunks_before", "functions_before", "depth", "opened")
+                 "chunks_before", "functions_before", "depth", "opened", "macro_call")
 
     def __init__(self, node, namespace, chain, in_container, doc, depth, owner=None,
                  chunks_before=0, functions_before=0):
         self.children = iter(node.children)
         self.namespace, self.chain, self.in_container = namespace, chain, in_container
         self.doc, self.depth, self.owner = doc, depth, owner
-        self.pending, self.opened = [], {}
+        self.pending, self.opened, self.macro_call = [], {}, None
         self.chunks_before, self.functions_before = chunks_before, functions_before
 
 
@@ -275,6 +282,8 @@ class _Walk:
                                            f"{MAX_NESTING:,} deep")
                     frames.append(inner)
             elif node.is_named:
+                if self.s.macro_functions:
+                    self.macro_function(node, frame)
                 frame.pending = []
                 if t == "function_declarator":     # a header tree-sitter left open, in
                     # an ERROR: `#if A` `f(int a, int b) {` `#else` `f(int a) {` `#endif`;
@@ -350,6 +359,30 @@ class _Walk:
         outside, inside = self.s.functions[node.type]
         kind = inside if frame.in_container or named[0] else outside
         self.emit(outer, node, frame, named, kind, frame.doc, lead)
+
+    def macro_function(self, node, frame):
+        """`TEST_CASE("adds", "[math]") {...}`: tree-sitter reads the macro as a call
+        missing its `;` and the body as a block right after it (comments between); together
+        they are a function, named by the macro (as clang names it when it cannot expand
+        the macro)."""
+        statement, block = self.s.macro_functions
+        call, frame.macro_call = frame.macro_call, None
+        if node.type == statement and node.children and node.children[-1].is_missing and \
+                node.named_children[0].type == "call_expression":
+            frame.macro_call = node, self.leading(node, frame)
+        elif node.type == block and call:
+            outer, (leading, doc, doc_lines) = call
+            name = outer.named_children[0].child_by_field_name("function")
+            segs = segments(name) if name is not None else []
+            if not segs:
+                return
+            self.n_functions += 1
+            start = min([first_line(outer)] + [first_line(p) for p in leading])
+            self.chunks.append(Chunk(
+                ".".join(frame.namespace), ".".join(frame.chain), segs[-1], "function",
+                start, last_line(node), max(start, first_line(name)),
+                " ".join(_text(outer).rstrip(";").split())[:MAX_SIGNATURE], doc, frame.doc,
+                doc_lines))
 
     def close(self, frame):
         """A container with no function inside is one chunk, all it holds included; a

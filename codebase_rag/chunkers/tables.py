@@ -30,6 +30,9 @@ The parts (every value is a node type of the grammar, or a map of node type -> c
   keywords    words that are never a declared name (the chunk contract checks it too)
   marks       (C++ only) node types tree-sitter-c lacks: a .h file whose C++ tree holds one
               is C++ (syntax.py's header rule)
+  macro_functions  (statement, block) node types: a statement that is a call missing its
+              `;` and the block right after it are a function a macro defines (Catch2's
+              `TEST_CASE("adds", "[math]") {...}`), named by the macro
   cut         a line pattern where a top-level region with errors is cut and each piece read
               alone (C, C++: a `}` that opens a line ends a function)
   blank       a pattern whose groups are read as spaces (lines and columns kept): what
@@ -62,6 +65,7 @@ class Syntax:
     names_ok: str = IDENTIFIER
     keywords: frozenset = frozenset()
     marks: tuple = ()
+    macro_functions: tuple = ()
     cut: bytes = b""                       # where a region tree-sitter could not read is cut
                                            # into pieces read alone (syntax.py's recovery)
     blank: bytes = b""                     # its groups are read as blanks: what the
@@ -158,6 +162,7 @@ CPP = Syntax(
     keywords=words(_C_KEYWORDS + """ class namespace template typename this new delete
     public private protected virtual friend using try catch throw""")
     - {"operator"},
+    macro_functions=("expression_statement", "compound_statement"),
     cut=rb"^\}[^\n]*\n",
     blank=rb"\b(?:class|struct|union)\s+([A-Z][A-Z0-9_]*[A-Z0-9](?:\([^()\n]*\))?)\s+"
           rb"(?=[A-Za-z_]\w*\s*(?:final\b|[:{]))"
