@@ -12,6 +12,8 @@ Sets (paths are options; the defaults are the shared layout under /work/repos):
   ts-sum   TS summaries, ts/data/dev-typeorm__typeorm.jsonl on typeorm-stripped
   ts-nl    TS natural language, ts/data/dev-nl-typeorm.jsonl on typeorm-nl, per kind
   py-sum   Python summaries, bench/make_py_devset.py's set (networkx) on its corpus
+  LANG-sum each language of the tree-sitter driver (go, java, rust, c, cpp): the set
+           bench/make_devset.py wrote to DEVSETS/LANG-REPO/ (dev-*.jsonl and corpus/)
 
 Systems:
   tool     --project's index.py / query.py (default: a snapshot of this checkout, so edits
@@ -19,8 +21,8 @@ Systems:
   seed     the original 50-line design (bench/naive_index.py --chunker seed: a regex
            brace-counter, raw chunk text, MiniLM through Chroma's embedding function;
            bench/naive_query.py: vector top k, the whole chunk as text), FILE_EXT set per
-           language; not run on the C# sets unless named in --seed-sets (osu takes ~10 min;
-           the kit README has its published C# numbers)
+           language (its row's extensions); not run on the C# sets unless named in
+           --seed-sets (osu takes ~10 min; the kit README has its published C# numbers)
   naive    bench/naive_index.py --chunker language: this project's chunker for each
            language, raw chunk text, no header, no windows, vector only
 
@@ -44,6 +46,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from codebase_rag.languages import LANGUAGES
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 KIT = Path("/work/shared/eval")
@@ -54,6 +58,13 @@ INDEX_TIME = ("CODEBASE_RAG_HEADER", "CODEBASE_RAG_PRECISION", "CODEBASE_RAG_MOD
 
 def sets(args):
     py = Path(args.py_dir)
+    driver = {}
+    for lang in LANGUAGES:
+        for folder in sorted(Path(args.devsets).glob(f"{lang.name}-*")):
+            data = next(folder.glob("dev-*.jsonl"), None)
+            exts = lang.extensions + ((".h",) if lang.name == "cpp" else ())  # C++ headers
+            if data and lang.syntax:
+                driver[f"{lang.name}-sum"] = (data, folder / "corpus", ",".join(exts))
     return {
         "cs-sum": (KIT / "data/dev-ppy__osu.jsonl", Path(args.osu_corpus), ".cs"),
         "cs-nl": (KIT / "data/dev-nl-osu.jsonl", Path(args.osu_tree), ".cs"),
@@ -62,7 +73,7 @@ def sets(args):
         "ts-nl": (KIT / "ts/data/dev-nl-typeorm.jsonl", Path(args.typeorm_nl),
                   ".ts,.tsx,.mts,.cts,.js,.jsx,.mjs,.cjs"),
         "py-sum": (py / "dev-networkx__networkx.jsonl", py / "corpus", ".py"),
-    }
+        **driver}
 
 
 SHIM = """import os, sys
@@ -192,11 +203,11 @@ def main():
                    "this one)")
     p.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
     p.add_argument("--work", type=Path, default=Path("/work/evals-run"))
-    p.add_argument("--sets", nargs="+", default=["cs-sum", "cs-nl", "ts-sum", "ts-nl", "py-sum"])
+    p.add_argument("--sets", nargs="+", help="default: every set there is")
     p.add_argument("--systems", nargs="+", default=["tool", "seed"],
                    choices=["tool", "seed", "naive"])
-    p.add_argument("--seed-sets", nargs="+", default=["ts-sum", "ts-nl", "py-sum"],
-                   help="the sets the seed and naive baselines run on")
+    p.add_argument("--seed-sets", nargs="+", help="the sets the seed and naive baselines run "
+                   "on (default: all but the C# ones)")
     p.add_argument("--env", nargs="*", default=[], metavar="KEY=VALUE")
     p.add_argument("--tag", default="default", help="names the tool's reports for this --env")
     p.add_argument("--fresh", action="store_true", help="rebuild every index")
@@ -209,12 +220,15 @@ def main():
     p.add_argument("--typeorm-stripped", default=str(REPOS / "CORPORA/typeorm-stripped"))
     p.add_argument("--typeorm-nl", default=str(REPOS / "CORPORA/typeorm-nl"))
     p.add_argument("--py-dir", default=str(REPOS / "CORPORA/networkx-py-dev"))
+    p.add_argument("--devsets", default="/work/devsets", help="bench/make_devset.py's sets, "
+                   "one folder LANG-REPO each")
     p.add_argument("--out", type=Path, help="also write the table here")
     args = p.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     env = dict(kv.split("=", 1) for kv in args.env)
     all_sets = sets(args)
-    names = [n for n in all_sets if n in args.sets]
+    names = [n for n in all_sets if args.sets is None or n in args.sets]
+    args.seed_sets = args.seed_sets or [n for n in names if not n.startswith("cs-")]
     tool = args.project.resolve() if args.project else None
     reports = {}
     if not args.table_only:
