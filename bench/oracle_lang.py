@@ -3,7 +3,7 @@
 compiler's parser.
 
     python bench/oracle_lang.py --lang go|java|rust|c|cpp --source REPO [--examples 10]
-                                [--json] [--check] [--speed 3]
+                                [--json] [--check] [--speed 3] [--keep-oracle FILE]
 
 The oracle of each language is a program in tests/oracle/LANG/ that reads file paths (one a
 line) on stdin and writes a JSON object a line: {"file", "units": [...]} or {"file",
@@ -25,7 +25,9 @@ Metrics (targets in brackets), per extension and per kind:
                      up to its end), or are named after a keyword (the chunk contract);
   chain  [100%]      of the matched chunks, those whose namespace.cls is the unit's chain.
 The files are those a build indexes (the tool's own walk). Exit 1 with --check when a
-target is missed.
+target is missed. --keep-oracle FILE keeps the oracle's answers (clang takes tens of
+minutes on a large tree): read from FILE when it exists, else written there; a chunker
+change is then scored again in seconds.
 """
 import argparse
 import json
@@ -183,9 +185,14 @@ def files_of(source, lang):
             yield rel, path
 
 
-def evaluate(source, lang, n_examples=10):
+def evaluate(source, lang, n_examples=10, keep=None):
     files = list(files_of(source, lang))
-    oracle = run_oracle(lang, [p for _, p in files])
+    if keep and Path(keep).is_file():
+        oracle = json.loads(Path(keep).read_text())
+    else:
+        oracle = run_oracle(lang, [p for _, p in files])
+        if keep:
+            Path(keep).write_text(json.dumps(oracle))
     per_ext, per_kind = {}, {}
     totals = Counter()
     examples = {k: [] for k in ("missed", "bogus", "chain", "doc", "left out",
@@ -290,17 +297,20 @@ def report(res):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lang", required=True, choices=["go", "java", "rust", "c", "cpp"])
+    ap.add_argument("--lang", required=True,
+                    choices=[row.name for row in LANGUAGES if row.syntax])
     ap.add_argument("--source", required=True, help="a tree of code")
     ap.add_argument("--examples", type=int, default=10, metavar="N")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    ap.add_argument("--keep-oracle", metavar="FILE", help="the oracle's answers: read from "
+                    "FILE when it exists, else written there")
     ap.add_argument("--speed", type=int, default=0, metavar="ROUNDS",
                     help="also time the chunker alone, median of ROUNDS")
     args = ap.parse_args()
     if not os.path.isdir(args.source):
         ap.error(f"--source {args.source!r} is not a directory")
-    res, texts = evaluate(args.source, args.lang, args.examples)
+    res, texts = evaluate(args.source, args.lang, args.examples, args.keep_oracle)
     if args.speed:
         res["speed"] = speed(args.lang, texts, args.speed)
     if args.json:

@@ -25,7 +25,8 @@ walk keeps its own stack; containers nested over MAX_NESTING deep raise ChunkerL
 
 A .h file is C or C++ (SHARED): C, unless tree-sitter-cpp's tree of it holds a node type
 that C has no form of (a class body, a namespace, a template, `::`, an access specifier, a
-reference: the C++ table's `marks`); then it is chunked as C++ and Chunks.language says
+reference, a constructor's initializer list, a destructor or operator, `using`: the C++
+table's `marks`); then it is chunked as C++ and Chunks.language says
 "cpp". (tree-sitter-c reads `namespace n { ... }` without an error, as an old-style
 function, so its errors cannot decide it.)
 """
@@ -42,6 +43,7 @@ MIN_FILE_LINES = 3          # a file of fewer lines of code and no chunk (a pack
 SHARED = {("c", ".h"): "cpp"}     # an extension two tables read: see the module doc
 
 _LINE_MARKERS = re.compile(r"^[ \t]*(?:/\*+!?|\*+/|\*(?!/)|//[/!]?)?[ \t]?|[ \t]*\*+/[ \t]*$", re.M)
+_EMPTY_COMMENT = re.compile(rb"/\*\s*\*/")
 _JAVADOC_TAG = re.compile(r"^[ \t]*(?:\*[ \t]*)?@\w", re.M)
 _INLINE_TAG = re.compile(r"\{@\w+\s+([^}|\s]+)(?:[|\s]+([^}]*))?\}")
 _SCOPED = {"qualified_identifier": ("name", "scope"), "scoped_identifier": ("name", "path"),
@@ -158,9 +160,10 @@ def _broken(root, syntax):
 
 def _blanked(data, syntax):
     """data with the groups of the table's `blank` read as spaces (same length, same
-    lines). A group that is all the code on its line becomes an empty /* comment */
-    instead: a blank line would part the item below it from its doc comment (fast_float's
-    `FASTFLOAT_CONSTEXPR20` between a method and its comment)."""
+    lines). A group that is all the code on its line, and a word (an attribute, not a
+    macro call that declares things of its own, CLI11's `CLI11_ERROR_DEF(A, B)`), becomes
+    an empty /* comment */ instead: a blank line would part the item below it from its doc
+    comment (fast_float's `FASTFLOAT_CONSTEXPR20` between a method and its comment)."""
     if not syntax.blank:
         return data
     out = bytearray(data)
@@ -169,7 +172,7 @@ def _blanked(data, syntax):
         end = data.find(b"\n", b)
         after = data[b:end if end >= 0 else len(data)].strip()
         alone = not data[data.rfind(b"\n", 0, a) + 1:a].strip() and \
-            (not after or after.startswith(b"//"))
+            (not after or after.startswith(b"//")) and b"(" not in data[a:b]
         out[a:b] = b"/*" + b" " * (b - a - 4) + b"*/" if alone and b - a >= 4 else \
             b" " * (b - a)
     return bytes(out)
@@ -458,6 +461,8 @@ class _Walk:
                 break
             block.append(p)
             top = first_line(p)
+        while block and _EMPTY_COMMENT.fullmatch(block[-1].text):
+            block.pop()             # a macro line (see _blanked) joins only a doc below it
         block.reverse()
         comments = [p for p in block if p.type not in self.s.leading or "comment" in p.type]
         if not comments:

@@ -36,12 +36,11 @@ The parts (every value is a node type of the grammar, or a map of node type -> c
   cut         a line pattern where a top-level region with errors is cut and each piece read
               alone (C, C++: a `}` that opens a line ends a function)
   blank       a pattern whose groups are read as spaces (lines and columns kept): what
-              the grammar misreads. C and C++: a comment inside a multi-line #define; C++:
-              `class LEVELDB_EXPORT Cache {` (read as a function named Cache) and a
-              statement macro that opens a block, Catch2's `CATCH_TRY {` (read as an
-              initializer list that closes the function early); a macro alone on its
-              line, fmt's `FMT_BEGIN_NAMESPACE` or Qt's `Q_OBJECT` (read as the type of
-              the declaration after it, which then swallows the rest of the file)
+              the grammar misreads. C and C++: a comment inside a multi-line #define, a
+              macro alone on its line and macros that open a declaration (each pattern
+              says why below); C++ also: `class LEVELDB_EXPORT Cache {` (read as a
+              function named Cache) and a statement macro that opens a block, Catch2's
+              `CATCH_TRY {` (read as an initializer list that closes the function early)
 """
 from dataclasses import dataclass, field
 
@@ -130,6 +129,15 @@ typedef union unsigned void volatile while"""
 # a /* comment */ on a line a `\` continues: tree-sitter-c and -cpp end the #define there, and
 # read the rest of the macro and the struct after it as a function (libuv's uv.h)
 _COMMENT_IN_MACRO = rb"(/\*[^\n]*?\*/)(?=[^\n]*\\\r?\n)"
+# a macro alone on its line, a word or a call (fmt's `FMT_BEGIN_NAMESPACE`, Qt's `Q_OBJECT`,
+# rapidjson's `RAPIDJSON_DIAG_OFF(padded)`): read as the type of the declaration after it,
+# which then swallows what follows; not one a block follows (macro_functions: a test)
+_MACRO_LINE = rb"^[ \t]*([A-Z_][A-Z0-9_]*[A-Z][A-Z0-9_]*(?:\([^()\n]*\))?)[ \t]*" \
+    rb"(?://[^\n]*)?\r?$(?!\s*\{)"
+# macros that open a declaration, CLI11's `CLI11_NODISCARD CLI11_INLINE std::string f()`:
+# read as its type, so `std::string` became the function's class
+_MACRO_BEFORE = rb"^[ \t]*(?:template[ \t]*<[^<>\n]*>[ \t]*)?" \
+    rb"((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]+)+)(?=[A-Za-z_:~])"
 
 C = Syntax(
     "tree_sitter_c",
@@ -143,7 +151,7 @@ C = Syntax(
     names={"function_definition": "declarator", "type_definition": "declarator"},
     keywords=words(_C_KEYWORDS),
     cut=rb"^\}[^\n]*\n",
-    blank=_COMMENT_IN_MACRO)
+    blank=b"|".join((_MACRO_LINE, _MACRO_BEFORE, _COMMENT_IN_MACRO)))
 
 CPP = Syntax(
     "tree_sitter_cpp",
@@ -164,12 +172,13 @@ CPP = Syntax(
     - {"operator"},
     macro_functions=("expression_statement", "compound_statement"),
     cut=rb"^\}[^\n]*\n",
-    blank=rb"\b(?:class|struct|union)\s+([A-Z][A-Z0-9_]*[A-Z0-9](?:\([^()\n]*\))?)\s+"
+    blank=rb"\b(?:class|struct|union)\s+([A-Z][A-Z0-9_]*[A-Z0-9_](?:\([^()\n]*\))?)\s+"
           rb"(?=[A-Za-z_]\w*\s*(?:final\b|[:{]))"
-          rb"|^[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?=\{)"
-          rb"|^[ \t]*([A-Z_][A-Z0-9_]*[A-Z][A-Z0-9_]*)[ \t]*(?://[^\n]*)?\r?$|"
-          + _COMMENT_IN_MACRO,
+          rb"|^[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?=\{)|"
+          + b"|".join((_MACRO_LINE, _MACRO_BEFORE, _COMMENT_IN_MACRO)),
     marks=("class_specifier", "namespace_definition", "template_declaration",
-           "access_specifier", "qualified_identifier", "reference_declarator"))
+           "access_specifier", "qualified_identifier", "reference_declarator",
+           "field_initializer_list", "destructor_name", "operator_name", "template_type",
+           "alias_declaration", "using_declaration"))
 
 TABLES = {"go": GO, "java": JAVA, "rust": RUST, "c": C, "cpp": CPP}
