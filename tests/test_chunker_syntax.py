@@ -381,7 +381,8 @@ def test_cpp_a_macro_alone_on_its_line_is_read_as_blanks():
         ("function", "detail", "is_whitespace", 3, 3),
         ("method", "scan_buffer", "set", 8, 8),
     ]
-    # a macro line between a method and its comment (fast_float) does not part them
+    # an attribute macro on the line above: the item starts below it, where clang says
+    # (the macro expands to nothing), and the comment above the macro is not its doc
     [resize] = chunk("""
         struct stackvec {
           // resize the vector, without bounds checking
@@ -389,8 +390,26 @@ def test_cpp_a_macro_alone_on_its_line_is_read_as_blanks():
           void resize_unchecked(int n) noexcept { n = 1; }
         };
         """, "cpp")
-    assert (resize.member, resize.start_line, resize.doc) == \
-        ("resize_unchecked", 2, "resize the vector, without bounds checking")
+    assert (resize.member, resize.start_line, resize.doc) == ("resize_unchecked", 4, "")
+    # gtest: an export macro ending in `_`, an annotation between header and body, macros
+    # before a declaration (CLI11), after `template <...>` too
+    assert chunks("""
+        class GTEST_API_ RE {
+         public:
+          RE(const char* regex) { Init(regex); }
+        };
+        std::string Getter::CurrentStackTrace(int max_depth)
+            GTEST_LOCK_EXCLUDED_(mutex_) {
+          return "";
+        }
+        CLI11_NODISCARD CLI11_INLINE std::string App::name() const { return name_; }
+        template <class T> CLI11_INLINE void App::parse(T x) { x = 1; }
+        """, "cpp") == [
+        ("method", "RE", "RE", 3, 3),
+        ("method", "Getter", "CurrentStackTrace", 5, 8),
+        ("method", "App", "name", 9, 9),
+        ("method", "App", "parse", 10, 10),
+    ]
 
 
 def test_cpp_a_function_a_test_macro_defines_is_one_chunk():

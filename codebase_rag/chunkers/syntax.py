@@ -43,7 +43,6 @@ MIN_FILE_LINES = 3          # a file of fewer lines of code and no chunk (a pack
 SHARED = {("c", ".h"): "cpp"}     # an extension two tables read: see the module doc
 
 _LINE_MARKERS = re.compile(r"^[ \t]*(?:/\*+!?|\*+/|\*(?!/)|//[/!]?)?[ \t]?|[ \t]*\*+/[ \t]*$", re.M)
-_EMPTY_COMMENT = re.compile(rb"/\*\s*\*/")
 _JAVADOC_TAG = re.compile(r"^[ \t]*(?:\*[ \t]*)?@\w", re.M)
 _INLINE_TAG = re.compile(r"\{@\w+\s+([^}|\s]+)(?:[|\s]+([^}]*))?\}")
 _SCOPED = {"qualified_identifier": ("name", "scope"), "scoped_identifier": ("name", "path"),
@@ -160,21 +159,13 @@ def _broken(root, syntax):
 
 def _blanked(data, syntax):
     """data with the groups of the table's `blank` read as spaces (same length, same
-    lines). A group that is all the code on its line, and a word (an attribute, not a
-    macro call that declares things of its own, CLI11's `CLI11_ERROR_DEF(A, B)`), becomes
-    an empty /* comment */ instead: a blank line would part the item below it from its doc
-    comment (fast_float's `FASTFLOAT_CONSTEXPR20` between a method and its comment)."""
+    lines)."""
     if not syntax.blank:
         return data
     out = bytearray(data)
     for m in re.finditer(syntax.blank, data, re.M):
         a, b = next(m.span(g) for g in range(1, m.re.groups + 1) if m.start(g) >= 0)
-        end = data.find(b"\n", b)
-        after = data[b:end if end >= 0 else len(data)].strip()
-        alone = not data[data.rfind(b"\n", 0, a) + 1:a].strip() and \
-            (not after or after.startswith(b"//")) and b"(" not in data[a:b]
-        out[a:b] = b"/*" + b" " * (b - a - 4) + b"*/" if alone and b - a >= 4 else \
-            b" " * (b - a)
+        out[a:b] = b" " * (b - a)
     return bytes(out)
 
 
@@ -461,8 +452,6 @@ class _Walk:
                 break
             block.append(p)
             top = first_line(p)
-        while block and _EMPTY_COMMENT.fullmatch(block[-1].text):
-            block.pop()             # a macro line (see _blanked) joins only a doc below it
         block.reverse()
         comments = [p for p in block if p.type not in self.s.leading or "comment" in p.type]
         if not comments:

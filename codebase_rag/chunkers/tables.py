@@ -138,6 +138,10 @@ _MACRO_LINE = rb"^[ \t]*([A-Z_][A-Z0-9_]*[A-Z][A-Z0-9_]*(?:\([^()\n]*\))?)[ \t]*
 # read as its type, so `std::string` became the function's class
 _MACRO_BEFORE = rb"^[ \t]*(?:template[ \t]*<[^<>\n]*>[ \t]*)?" \
     rb"((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]+)+)(?=[A-Za-z_:~])"
+# an annotation between a function's header and its body, on a line of its own (gtest's
+# `void f()` / `    GTEST_LOCK_EXCLUDED_(mutex_) {`): read as a call, the body as a block
+_MACRO_AFTER = rb"(?:(?<=\)\n)|(?<=const\n))[ \t]+([A-Z][A-Z0-9_]*(?:\([^()\n]*\))?)[ \t]*(?=\{)"
+_MACROS = b"|".join((_MACRO_LINE, _MACRO_BEFORE, _MACRO_AFTER))
 
 C = Syntax(
     "tree_sitter_c",
@@ -151,7 +155,7 @@ C = Syntax(
     names={"function_definition": "declarator", "type_definition": "declarator"},
     keywords=words(_C_KEYWORDS),
     cut=rb"^\}[^\n]*\n",
-    blank=b"|".join((_MACRO_LINE, _MACRO_BEFORE, _COMMENT_IN_MACRO)))
+    blank=_MACROS + b"|" + _COMMENT_IN_MACRO)
 
 CPP = Syntax(
     "tree_sitter_cpp",
@@ -175,7 +179,7 @@ CPP = Syntax(
     blank=rb"\b(?:class|struct|union)\s+([A-Z][A-Z0-9_]*[A-Z0-9_](?:\([^()\n]*\))?)\s+"
           rb"(?=[A-Za-z_]\w*\s*(?:final\b|[:{]))"
           rb"|^[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?=\{)|"
-          + b"|".join((_MACRO_LINE, _MACRO_BEFORE, _COMMENT_IN_MACRO)),
+          + _MACROS + b"|" + _COMMENT_IN_MACRO,
     marks=("class_specifier", "namespace_definition", "template_declaration",
            "access_specifier", "qualified_identifier", "reference_declarator",
            "field_initializer_list", "destructor_name", "operator_name", "template_type",
