@@ -20,6 +20,8 @@ class Language:
                               # next run, their vectors reused from the cache
     test_dir: re.Pattern      # a folder of test code
     test_file: re.Pattern     # a file name of test code
+    test_namespace: re.Pattern = None  # a namespace of test code inside a file (Rust's
+                                       # `#[cfg(test)] mod tests`), matched on Chunk.namespace
     excludes: tuple = ()      # .gitignore-style patterns of its files that are not source
     never_walked: tuple = ()  # folders that hold nobody's source (dependencies, caches)
     beside: tuple = ()        # (marker, folders): folders of generated files, skipped where
@@ -34,9 +36,11 @@ class Language:
         module = importlib.import_module(f"{__package__}.chunkers.{self.module}")
         return module.chunk(text, ext, self.syntax) if self.syntax else module.chunk(text, ext)
 
-    def is_test(self, path):
+    def is_test(self, path, namespace=""):
         *folders, name = path.split("/")
-        return any(self.test_dir.search(f) for f in folders) or bool(self.test_file.search(name))
+        return any(self.test_dir.search(f) for f in folders) or \
+            bool(self.test_file.search(name)) or \
+            bool(namespace and self.test_namespace and self.test_namespace.search(namespace))
 
     def is_demo(self, path, kind="", text=""):
         """Code that shows the library rather than is it: a file in a folder of examples,
@@ -75,7 +79,8 @@ LANGUAGES = (
              test_dir=re.compile(r"^tests?$"), test_file=re.compile(r"Tests?\.java$"),
              excludes=("target/", "build/"), never_walked=(".gradle/",)),
     Language("rust", (".rs",), "syntax", 1, syntax="rust",
-             test_dir=re.compile(r"^tests$"), test_file=NEVER, excludes=("target/",)),
+             test_dir=re.compile(r"^tests$"), test_file=NEVER,
+             test_namespace=re.compile(r"(^|\.)tests?(\.|$)"), excludes=("target/",)),
     Language("c", (".c", ".h"), "syntax", 6, syntax="c",
              test_dir=NEVER, test_file=NEVER, excludes=("build/", "third_party/")),
     Language("cpp", (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx"), "syntax", 6, syntax="cpp",

@@ -48,10 +48,10 @@ def vector_share(shape):
 
 
 @functools.lru_cache(maxsize=65536)       # asked for every candidate of every question
-def is_test(path):
+def is_test(path, namespace=""):
     """Test code, by the conventions of its language."""
     lang = language_for(path)
-    return lang is not None and lang.is_test(path)
+    return lang is not None and lang.is_test(path, namespace)
 
 
 ASKS_ABOUT_TESTS = re.compile(r"\btest(s|ing|ed)?\b", re.I)
@@ -89,7 +89,7 @@ def rescore(scores, rows, question, shape):
         name = said and said_words(row.member or "")
         if name:
             scores[cid] += NAME_SAID * len(name & said) / len(name)
-        if not tests_too and is_test(row.file):
+        if not tests_too and is_test(row.file, row.namespace):
             scores[cid] *= TEST_WEIGHT
         if not demos_too and is_demo(row):
             scores[cid] *= DEMO_WEIGHT

@@ -157,6 +157,20 @@ def test_test_code_by_the_conventions_of_typescript_javascript_and_python(path, 
     assert language_for(path).is_test(path) == test
 
 
+@pytest.mark.parametrize("path, namespace, test", [
+    ("caddy/server_test.go", "", True), ("caddy/server.go", "", False),
+    ("caddy/testdata/x.go", "", False),
+    ("src/test/java/a/FooTest.java", "", True), ("src/main/java/a/Tests.java", "", True),
+    ("src/main/java/a/Contest.java", "", False),
+    ("tests/cli.rs", "", True), ("src/lib.rs", "tests", True), ("src/lib.rs", "a.test", True),
+    ("src/lib.rs", "a.tests.b", True), ("src/lib.rs", "attests", False), ("src/lib.rs", "", False),
+])
+def test_test_code_by_the_conventions_of_go_java_and_rust(path, namespace, test):
+    """Rust's test code is also `#[cfg(test)] mod tests` inside a source file: the chunk's
+    namespace says it."""
+    assert language_for(path).is_test(path, namespace) == test
+
+
 def test_typescript_files_are_read_with_their_own_grammar():
     tsx = "export const Badge = memo(({ n }: { n: number }) => <span>{n}</span>);\n"
     [badge] = chunk_source("src/Badge.tsx", tsx)

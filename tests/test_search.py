@@ -361,3 +361,38 @@ def test_examples_and_a_scripts_main_block_yield_to_the_library(tmp_path, word_e
     assert (ranked[0] == library) == (demo_weight < 1), ranked
     example = ask(store, word_embedder, "an example of the shortest path in a graph", k=1)
     assert example[0].chunk.file != library[0] or example[0].chunk.member == "<module>"
+
+
+RUST_WITH_TESTS = '''
+/// Parses the width of a column from its header text.
+pub fn parse_column_width(header: &str) -> usize {
+    header.trim().len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_column_width_of_header_text_parses_the_column_width() {
+        let width = parse_column_width(" header text ");
+        assert_eq!(width, 11, "parse column width of header text");
+    }
+}
+'''
+
+
+def test_rusts_test_module_in_a_file_yields_to_the_code_it_tests(tmp_path, word_embedder):
+    """`#[cfg(test)] mod tests` inside a source file is test code (the Rust row's
+    test_namespace): its test says the question's words more often than the function it
+    tests, and still comes after it, unless the question asks about tests."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "columns.rs").write_text(RUST_WITH_TESTS)
+    index_tree(str(src), str(tmp_path / "db"), progress=False, embedder=word_embedder)
+    store = Store(tmp_path / "db")
+    ranked = [r.chunk.member for r in
+              ask(store, word_embedder, "parse column width of header text", k=2)]
+    assert ranked[0] == "parse_column_width", ranked
+    asked = ask(store, word_embedder, "the test of parse column width of header text", k=1)
+    assert asked[0].chunk.member.endswith("parses_the_column_width")
