@@ -394,7 +394,7 @@ def test_cpp_a_macro_alone_on_its_line_is_read_as_blanks():
     # gtest: an export macro ending in `_`, an annotation between header and body, macros
     # before a declaration (CLI11), after `template <...>` too
     assert chunks("""
-        class GTEST_API_ RE {
+        class GTEST_API_ [[nodiscard]] RE {
          public:
           RE(const char* regex) { Init(regex); }
         };

@@ -177,7 +177,7 @@ CPP = Syntax(
     macro_functions=("expression_statement", "compound_statement"),
     cut=rb"^\}[^\n]*\n",
     blank=rb"\b(?:class|struct|union)\s+([A-Z][A-Z0-9_]*[A-Z0-9_](?:\([^()\n]*\))?)\s+"
-          rb"(?=[A-Za-z_]\w*\s*(?:final\b|[:{]))"
+          rb"(?=(?:\[\[[^\]\n]*\]\]\s*)*[A-Za-z_]\w*\s*(?:<[^{};]*>\s*)?(?:final\b|[:{]))"
           rb"|^[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?=\{)|"
           + _MACROS + b"|" + _COMMENT_IN_MACRO,
     marks=("class_specifier", "namespace_definition", "template_declaration",
