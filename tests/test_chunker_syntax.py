@@ -13,7 +13,8 @@ import textwrap
 
 import pytest
 
-from codebase_rag.chunkers import ChunkerLimit, contract
+from codebase_rag.chunkers import ChunkerLimit, contract, syntax
+from codebase_rag.chunkers.tables import TABLES
 from codebase_rag.languages import LANGUAGES, chunk_source, language_for
 from codebase_rag.runs import index_tree
 
@@ -243,6 +244,22 @@ def test_hostile_input_keeps_the_contract_or_stops_with_a_chunker_limit(lang, sh
         assert str(e) and "\n" not in str(e)
         return
     assert contract.problems(text, result, lang) == []
+
+
+@pytest.mark.parametrize("lang", [lang for lang in DRIVEN if TABLES[lang.syntax].blank],
+                         ids=lambda lang: lang.name)
+def test_the_blank_patterns_take_linear_time_on_hostile_lines(lang):
+    """A long line that almost matches a pattern of the table's `blank` (a run of capitals,
+    an unclosed comment, `class X [[` without its end) is read in linear time: before,
+    20,000 capitals took 25 s, quadratically."""
+    import time
+    lines = ["A" * 20_000 + ";", "  " + "A_" * 10_000 + "x", "A" * 20_000 + "(" + "x" * 20_000,
+             "/* aaaa" * 3_000 + "\\", "/**/" * 5_000 + "\\", "class AB [[" * 2_000,
+             "class AB X<" + "a" * 20_000, "template <" + "A_ " * 7_000, ")\n  " + "A" * 20_000]
+    started = time.process_time()
+    for line in lines:
+        syntax._blanked((line + "\n").encode(), TABLES[lang.syntax])
+    assert time.process_time() - started < 2.0
 
 
 def test_hostile_files_in_every_language_give_a_line_at_most_and_never_stop_a_build(

@@ -127,20 +127,23 @@ _C_KEYWORDS = """auto break case char const continue default do double else enum
 for goto if inline int long register restrict return short signed sizeof static struct switch
 typedef union unsigned void volatile while"""
 # a /* comment */ on a line a `\` continues: tree-sitter-c and -cpp end the #define there, and
-# read the rest of the macro and the struct after it as a function (libuv's uv.h)
-_COMMENT_IN_MACRO = rb"(/\*[^\n]*?\*/)(?=[^\n]*\\\r?\n)"
+# read the rest of the macro and the struct after it as a function (libuv's uv.h). Every
+# scan of these patterns is possessive or bounded: a hostile line costs linear time
+_COMMENT_IN_MACRO = rb"(/\*(?:[^*\n]|\*(?!/)){0,200}+\*/)" \
+    rb"(?=[^\n]{0,1000}+(?:(?<=\\)|(?<=\\\r))\n)"
 # a macro alone on its line, a word or a call (fmt's `FMT_BEGIN_NAMESPACE`, Qt's `Q_OBJECT`,
 # rapidjson's `RAPIDJSON_DIAG_OFF(padded)`): read as the type of the declaration after it,
 # which then swallows what follows; not one a block follows (macro_functions: a test)
-_MACRO_LINE = rb"^[ \t]*([A-Z_][A-Z0-9_]*[A-Z][A-Z0-9_]*(?:\([^()\n]*\))?)[ \t]*" \
-    rb"(?://[^\n]*)?\r?$(?!\s*\{)"
+_MACRO_LINE = rb"^[ \t]*+((?=_*+[A-Z])[A-Z_][A-Z0-9_]++(?:\([^()\n]*+\))?)[ \t]*+" \
+    rb"(?://[^\n]*+)?\r?$(?!\s*+\{)"
 # macros that open a declaration, CLI11's `CLI11_NODISCARD CLI11_INLINE std::string f()`:
 # read as its type, so `std::string` became the function's class
-_MACRO_BEFORE = rb"^[ \t]*(?:template[ \t]*<[^<>\n]*>[ \t]*)?" \
-    rb"((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]+)+)(?=[A-Za-z_:~])"
+_MACRO_BEFORE = rb"^[ \t]*+(?:template[ \t]*+<[^<>\n]*+>[ \t]*+)?" \
+    rb"((?:[A-Z][A-Z0-9]*+_[A-Z0-9_]*+[ \t]++)++)(?=[A-Za-z_:~])"
 # an annotation between a function's header and its body, on a line of its own (gtest's
 # `void f()` / `    GTEST_LOCK_EXCLUDED_(mutex_) {`): read as a call, the body as a block
-_MACRO_AFTER = rb"(?:(?<=\)\n)|(?<=const\n))[ \t]+([A-Z][A-Z0-9_]*(?:\([^()\n]*\))?)[ \t]*(?=\{)"
+_MACRO_AFTER = rb"(?:(?<=\)\n)|(?<=const\n))[ \t]++([A-Z][A-Z0-9_]*+(?:\([^()\n]*+\))?)" \
+    rb"[ \t]*+(?=\{)"
 _MACROS = b"|".join((_MACRO_LINE, _MACRO_BEFORE, _MACRO_AFTER))
 
 C = Syntax(
@@ -176,9 +179,10 @@ CPP = Syntax(
     - {"operator"},
     macro_functions=("expression_statement", "compound_statement"),
     cut=rb"^\}[^\n]*\n",
-    blank=rb"\b(?:class|struct|union)\s+([A-Z][A-Z0-9_]*[A-Z0-9_](?:\([^()\n]*\))?)\s+"
-          rb"(?=(?:\[\[[^\]\n]*\]\]\s*)*[A-Za-z_]\w*\s*(?:<[^{};]*>\s*)?(?:final\b|[:{]))"
-          rb"|^[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?=\{)|"
+    blank=rb"\b(?:class|struct|union)\s++([A-Z][A-Z0-9_]++(?:\([^()\n]*+\))?)\s++"
+          rb"(?=(?:\[\[[^\]\n]{0,200}+\]\]\s*+)*+[A-Za-z_]\w*+\s*+(?:<[^{};<>]*+(?:<[^{};<>]*+>"
+          rb"[^{};<>]*+)*+>\s*+)?(?:final\b|[:{]))"
+          rb"|^[ \t]++([A-Z][A-Z0-9_]++)(?<!_)[ \t]*+(?=\{)|"
           + _MACROS + b"|" + _COMMENT_IN_MACRO,
     marks=("class_specifier", "namespace_definition", "template_declaration",
            "access_specifier", "qualified_identifier", "reference_declarator",
