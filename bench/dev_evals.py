@@ -60,11 +60,14 @@ def sets(args):
     py = Path(args.py_dir)
     driver = {}
     for lang in LANGUAGES:
-        for folder in sorted(Path(args.devsets).glob(f"{lang.name}-*")):
-            data = next(folder.glob("dev-*.jsonl"), None)
-            exts = lang.extensions + ((".h",) if lang.name == "cpp" else ())  # C++ headers
-            if data and lang.syntax:
-                driver[f"{lang.name}-sum"] = (data, folder / "corpus", ",".join(exts))
+        found = [(folder, data) for folder in sorted(Path(args.devsets).glob(f"{lang.name}-*"))
+                 for data in folder.glob("dev-*.jsonl")] if lang.syntax else []
+        if len(found) > 1:
+            raise SystemExit(f"{args.devsets}: {len(found)} {lang.name} sets "
+                             f"({', '.join(f.name for f, _ in found)}); keep one")
+        exts = lang.extensions + ((".h",) if lang.name == "cpp" else ())  # C++ headers
+        for folder, data in found:
+            driver[f"{lang.name}-sum"] = (data, folder / "corpus", ",".join(exts))
     return {
         "cs-sum": (KIT / "data/dev-ppy__osu.jsonl", Path(args.osu_corpus), ".cs"),
         "cs-nl": (KIT / "data/dev-nl-osu.jsonl", Path(args.osu_tree), ".cs"),

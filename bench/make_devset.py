@@ -35,6 +35,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from codebase_rag.languages import LANGUAGES
 from codebase_rag.walk import read_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +52,6 @@ _GENERATED = re.compile(r"@generated\b|\bdo not (?:edit|modify)\b|\bauto-?genera
 _BOILERPLATE = re.compile(
     r"^(?:todo|fixme|xxx|hack|deprecated|see\b|same as|alias (?:for|of)|overrides?\b|"
     r"inherit|implements?\b|copyright|licen[cs]ed?\b|spdx|nolint|lint:|go:)", re.IGNORECASE)
-_COMMENT_LINE = re.compile(r"^\s*(//|/\*|\*|\*/)|\*/\s*$")
 _NOT_CODE = re.compile(r"^\s*(?://.*|/\*.*|\*.*)?$|^[\s()\[\]{},;:]*$")
 MIN_WORDS, MAX_CHARS, MIN_BODY_LINES = 6, 400, 3
 FUNCTION_KINDS = {"function", "method", "constructor", "initializer"}
@@ -66,10 +66,18 @@ def summary(doc):
 
 
 def comment_lines(lines, unit):
-    """The comment-only lines between the unit's window and its name's line (its doc
-    comment, Rust's `///` among its attributes), 1-based."""
-    return {n for n in range(unit["window"], unit["sig"])
-            if _COMMENT_LINE.search(lines[n - 1]) and lines[n - 1].strip()}
+    """The comment lines between the unit's window and its name's line (its doc comment,
+    Rust's `///` among its attributes), 1-based: a `/* ... */` block whole, whatever its
+    inner lines start with (rapidjson's `/*!` blocks have lines of bare text)."""
+    found, inside = set(), False
+    for n in range(unit["window"], unit["sig"]):
+        text = lines[n - 1].strip()
+        if inside or text.startswith("/*"):
+            found.add(n)
+            inside = "*/" not in (text if inside else text[2:])
+        elif text.startswith("//"):
+            found.add(n)
+    return found
 
 
 def build(lang, repo_dir, out_dir, n, seed, under=()):
@@ -132,7 +140,8 @@ def build(lang, repo_dir, out_dir, n, seed, under=()):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lang", required=True, choices=["go", "java", "rust", "c", "cpp"])
+    ap.add_argument("--lang", required=True,
+                    choices=[row.name for row in LANGUAGES if row.syntax])
     ap.add_argument("repo_dir")
     ap.add_argument("out_dir")
     ap.add_argument("--repo", required=True, help="owner/name, recorded in every query")
