@@ -261,6 +261,8 @@ class _Walk:
                     self.close(frame)
                 continue
             t = node.type
+            if self.s.macro_functions and node.is_named and t not in self.s.leading:
+                self.macro_function(node, frame)
             if t in self.s.leading:
                 frame.pending.append(node)
             elif t in self.s.through or t == "ERROR":
@@ -276,8 +278,6 @@ class _Walk:
                                            f"{MAX_NESTING:,} deep")
                     frames.append(inner)
             elif node.is_named:
-                if self.s.macro_functions:
-                    self.macro_function(node, frame)
                 frame.pending = []
                 if t == "function_declarator":     # a header tree-sitter left open, in
                     # an ERROR: `#if A` `f(int a, int b) {` `#else` `f(int a) {` `#endif`;
