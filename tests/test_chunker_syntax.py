@@ -259,7 +259,7 @@ def test_the_blank_patterns_take_linear_time_on_hostile_lines(lang):
     started = time.process_time()
     for line in lines:
         syntax._blanked((line + "\n").encode(), TABLES[lang.syntax])
-    assert time.process_time() - started < 2.0
+    assert time.process_time() - started < 5.0       # CPU seconds: about 0.1 now, minutes before
 
 
 def test_hostile_files_in_every_language_give_a_line_at_most_and_never_stop_a_build(
