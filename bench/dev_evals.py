@@ -46,6 +46,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from codebase_rag.chunkers.syntax import SHARED
 from codebase_rag.languages import LANGUAGES
 
 HERE = Path(__file__).resolve().parent
@@ -65,7 +66,8 @@ def sets(args):
         if len(found) > 1:
             raise SystemExit(f"{args.devsets}: {len(found)} {lang.name} sets "
                              f"({', '.join(f.name for f, _ in found)}); keep one")
-        exts = lang.extensions + ((".h",) if lang.name == "cpp" else ())  # C++ headers
+        exts = lang.extensions + tuple(ext for (_, ext), other in SHARED.items()
+                                       if other == lang.name)     # C++ reads a .h too
         for folder, data in found:
             driver[f"{lang.name}-sum"] = (data, folder / "corpus", ",".join(exts))
     return {

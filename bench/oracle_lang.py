@@ -41,6 +41,7 @@ from collections import Counter
 from pathlib import Path
 
 from codebase_rag.chunkers import contract
+from codebase_rag.chunkers.syntax import SHARED
 from codebase_rag.languages import LANGUAGES, chunk_source
 from codebase_rag.walk import Ignore, read_source, walk
 
@@ -173,9 +174,10 @@ def compare(units, chunks, misnamed):
 
 
 def extensions(lang):
-    """A language's extensions; C++ reads .h files too (syntax.py's header rule decides
-    each, as a build does)."""
-    return language(lang).extensions + ((".h",) if lang == "cpp" else ())
+    """A language's extensions, and those it shares with another (C++ reads a .h that
+    holds C++: syntax.SHARED, decided per file as a build does)."""
+    return language(lang).extensions + tuple(ext for (_, ext), other in SHARED.items()
+                                             if other == lang)
 
 
 def files_of(source, lang):
