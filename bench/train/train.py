@@ -3,13 +3,14 @@
 
     python bench/train/train.py [--data /work/train-data/pairs] [--out /work/train-data/run]
                                 [--max-length 128] [--batch 32] [--lr 2e-5] [--seed 1]
-                                [--negatives file|lexical|none]
+                                [--negatives file|lexical|both|none] [--precision fp32|bf16]
                                 [--limit N] [--max-steps N] [--checkpoint-every 200]
 
 Loss: MultipleNegativesRankingLoss over (description, member, hard negative) triplets: each
 description must pick its member among every member and negative of its batch; the hard
 negative is another member of the same class or file (mine_pairs.py chose it), or with
---negatives lexical the BM25 near miss among the other pairs' members. One epoch.
+--negatives lexical the BM25 near miss among the other pairs' members; --negatives both gives
+each description the two (the BM25 negatives are kept in --data for the next run). One epoch.
 
 Batches are grouped by length (a shuffled run of 50 batches is sorted by the member's
 length, then cut), so most batches pad to far less than --max-length; no text appears twice
@@ -17,7 +18,9 @@ in a batch (a member with two descriptions, or a negative that is another row's 
 would otherwise be its own false negative). The plan of batches is made from the seed, so
 a restarted run skips what it did and goes on with the same batches.
 
-fp32: this machine's CPU has no avx512_bf16 or AMX, where bf16 autocast measured 4x slower.
+Precision: fp32 by default. --precision bf16 (autocast) only where the CPU has native bf16:
+with AMX it ran 1.4x faster than fp32 (9.5 against 6.6 pairs/s, the same loss); without it,
+4x slower, so it is refused there.
 Every --checkpoint-every steps OUT/checkpoint.pt holds the weights, the optimiser, the
 schedule and the loss so far (written whole, then renamed); a run started again with the
 same arguments resumes from it. At each checkpoint the loss on the held-out repositories
@@ -40,6 +43,7 @@ from pathlib import Path
 from codebase_rag.export import resolve_model
 
 MEGA = 50                     # batches sorted by length together
+TEXTS = ("anchor", "positive", "negative", "lexical")
 
 
 def read_pairs(path):
@@ -58,7 +62,7 @@ def plan_batches(pairs, batch, seed, lengths):
         while queue:                  # a row that clashes waits for the next batch
             current, seen, rest = [], set(), []
             for i in queue:
-                texts = {pairs[i]["anchor"], pairs[i]["positive"], pairs[i]["negative"]}
+                texts = {pairs[i][c] for c in TEXTS if c in pairs[i]}
                 if len(current) < batch and not texts & seen:
                     current.append(i)
                     seen |= texts
@@ -77,10 +81,11 @@ def member_name(member):
 
 
 def lexical_negatives(pairs):
-    """Each pair's negative becomes the member of another pair of its language that BM25 ranks
-    highest for its description: a near miss by words, which the model must learn to tell
-    from the answer. Never a member of the same name (an overload, or an interface and its
-    implementation, often share the description) nor one with the same description."""
+    """For each pair, the member of another pair of its language that BM25 ranks highest for
+    its description: a near miss by words, which the model must learn to tell from the
+    answer. Never a member of the same name (an overload, or an interface and its
+    implementation, often share the description) nor one with the same description. Where
+    BM25 finds none, the mined negative."""
     import re
     import sqlite3
     from collections import Counter
@@ -106,9 +111,22 @@ def lexical_negatives(pairs):
                         and q["positive"] != p["positive"]:
                     negative, changed = q["positive"], changed + 1
                     break
-        out.append({**p, "negative": negative})
+        out.append(negative)
     print(f"lexical negatives: {changed:,} of {len(pairs):,} pairs (the rest keep the mined one)",
           flush=True)
+    return out
+
+
+def cached_lexical_negatives(pairs, folder):
+    """lexical_negatives, kept in folder for the next run on the same pairs (they take
+    minutes to mine)."""
+    key = hashlib.sha256("\0".join(p["anchor"] + "\1" + p["positive"] for p in pairs)
+                         .encode()).hexdigest()[:16]
+    path = Path(folder) / f"lexical-{key}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    out = lexical_negatives(pairs)
+    path.write_text(json.dumps(out))
     return out
 
 
@@ -171,10 +189,10 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, default=2e-5)
     ap.add_argument("--warmup", type=float, default=0.1, help="share of the steps")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--negatives", choices=("file", "lexical", "none"), default="file",
+    ap.add_argument("--negatives", choices=("file", "lexical", "both", "none"), default="file",
                     help="the hard negative: another member of the same class or file (as "
                          "mined), the member of another pair that best matches the description "
-                         "by BM25 (a lexical near miss), or none")
+                         "by BM25 (a lexical near miss), the two, or none")
     ap.add_argument("--limit", type=int, help="train on this many pairs (a smoke run)")
     ap.add_argument("--max-steps", type=int, help="stop after this many steps (the plan and "
                     "the schedule are still the whole epoch's)")
@@ -201,8 +219,10 @@ def main(argv=None):
     if a.limit:
         pairs = random.Random(a.seed).sample(pairs, min(a.limit, len(pairs)))
     valid = random.Random(a.seed).sample(valid, min(a.valid_pairs, len(valid)))
-    if a.negatives == "lexical":
-        pairs = lexical_negatives(pairs)
+    if a.negatives in ("lexical", "both"):
+        column = "negative" if a.negatives == "lexical" else "lexical"
+        pairs = [{**p, column: negative}
+                 for p, negative in zip(pairs, cached_lexical_negatives(pairs, a.data))]
     base = a.base or resolve_model()[0]
     config = {k: v for k, v in vars(a).items() if k not in ("threads", "max_steps",
                                                           "checkpoint_every")}
@@ -221,7 +241,7 @@ def main(argv=None):
     warm = max(1, int(total * a.warmup))
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm))))
-    columns = ("anchor", "positive") if a.negatives == "none" else ("anchor", "positive", "negative")
+    columns = {"none": TEXTS[:2], "both": TEXTS}.get(a.negatives, TEXTS[:3])
     state = {"step": 0, "losses": [], "valid": [], "seconds": 0.0, "cpu_seconds": 0.0, "pairs": 0}
     checkpoint = out / "checkpoint.pt"
     if checkpoint.is_file():
@@ -243,14 +263,15 @@ def main(argv=None):
 
     tokenize = getattr(model, "preprocess", None) or model.tokenize
 
-    def features(rows):
+    def features(rows, columns=columns):
         return [dict(tokenize([r[c] for r in rows])) for c in columns]
 
     def valid_loss():
         model.eval()
         with torch.no_grad():
             parts = [valid[i:i + a.batch] for i in range(0, len(valid), a.batch)]
-            losses = [loss_fn(features(part), None).item() * len(part)
+            # the mined negatives, whatever the run trains on: one held-out loss for every run
+            losses = [loss_fn(features(part, TEXTS[:3]), None).item() * len(part)
                       for part in parts if len(part) > 1]
         model.train()
         return sum(losses) / max(1, len(valid))
