@@ -48,9 +48,8 @@ count), and right or marked, the target. Also printed: `claude mcp get codebase-
 must say "Connected"; it exits 0 either way), what the SessionStart hook put into the
 model's context, and the codebase-rag tools the model was offered.
 
-Needs: root (for `unshare -n`), `ip`, git, and the CLI: `npm install
-@anthropic-ai/claude-code` into a folder outside the project (default /work/cc; --claude or
-CLAUDE_E2E_BIN to point elsewhere). The checkout needs its .venv. bypassPermissions refuses
+Needs: root (for `unshare -n`), `ip`, git, and the CLI, which the README's test command
+installs into .cache/node (--claude or CLAUDE_E2E_BIN to point elsewhere). The checkout needs its .venv. bypassPermissions refuses
 to run as root unless IS_SANDBOX=1, which the sessions set (the namespace is the sandbox).
 """
 import argparse
@@ -72,7 +71,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "e2e" / "project"
-DEFAULT_CLAUDE = "/work/cc/node_modules/.bin/claude"
+DEFAULT_CLAUDE = str(HERE.parent / ".cache" / "node" / "node_modules" / ".bin" / "claude")
 PLACEHOLDER = "/abs/path/to/codebase-rag"
 SERVER = "codebase-rag"
 PLUGIN = "codebase-rag"       # the plugin's name: Claude Code calls its server plugin:NAME:SERVER

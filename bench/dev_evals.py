@@ -111,7 +111,7 @@ def snapshot(work):
         if src.is_file() and not src.is_symlink():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
-    for link in (".venv", ".cache/ts-node"):
+    for link in (".venv", ".cache/node"):
         if (ROOT / link).exists():
             (dest / link).parent.mkdir(parents=True, exist_ok=True)
             (dest / link).symlink_to((ROOT / link).resolve())

@@ -79,6 +79,10 @@ BATCH = _setting("BATCH", 1, "texts per model call: one at a time (a session per
                  "by side) is fastest on a CPU, costs least memory, and keeps int8 vectors "
                  "from depending on the texts beside them", bounds=(1, None))
 FLUSH = _setting("FLUSH", 2000, "windows embedded between two writes to the index", bounds=(1, None))
+PROGRESS_EVERY = _setting("PROGRESS_EVERY", 30.0, "seconds between two progress lines where "
+                          "the output is no terminal (a CI log, an agent's shell); a line also "
+                          "comes at each tenth of the work, but not sooner than a sixth of this",
+                          bounds=(0.1, None))
 ABSORB_SECONDS = _setting("ABSORB_SECONDS", 1.0, "seconds a search may spend reading and "
                           "chunking files changed since the index read them (a few hundred "
                           "files); it names what it could not take in, and a writer takes it",

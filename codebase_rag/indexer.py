@@ -11,7 +11,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from .languages import chunk_source, language_for
-from .config import FLUSH
+from .config import FLUSH, PROGRESS_EVERY
 from .embed import SMOKE_TEXT, index_model
 from .export import resolve_model
 from .chunkers import ChunkerLimit
@@ -25,9 +25,6 @@ from .walk import inside, read_source, tree_is_there, walk
 FILES_PER_WRITE = 200         # step 1 commits this often, so a query soon sees the first files
 SLICE = 64                    # windows the model embeds between two writes to the cache
 SAVE_EVERY = 2.0              # seconds between two writes of the embedding rate (--status)
-SAY_EVERY = 30.0              # seconds between two progress lines where there is no bar
-                              # (one every tenth of the work, if that comes sooner, but
-                              # not within 5 s)
 
 
 def chunk_file(rel, text):
@@ -257,8 +254,8 @@ class Meter:
             self.saved = now
         share = self.done / self.todo
         if self.lines and not self.bar and self.done < self.todo and (
-                now - self.said >= SAY_EVERY or share - self.said_share >= 0.1 and
-                now - self.said >= SAY_EVERY / 6):
+                now - self.said >= PROGRESS_EVERY or share - self.said_share >= 0.1 and
+                now - self.said >= PROGRESS_EVERY / 6):
             left = (self.todo - self.done) / max(rate, 1e-3)
             warn(f"embedding: {self.done:,} of {self.todo:,} windows ({share:.0%}), "
                  f"{rate:.1f} windows/s, about {duration(left)} left")

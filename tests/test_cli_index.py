@@ -302,7 +302,8 @@ def test_a_build_shows_its_progress_as_it_goes(cli, sample_tree, tmp_path):
     db = tmp_path / "db"
     build = subprocess.Popen([sys.executable, str(ROOT / "index.py"), "--source",
                               str(sample_tree), "--db", str(db)], env={
-        **cli.env, "CODEBASE_RAG_FLUSH": "1000000"},            # one write, at the end
+        **cli.env, "CODEBASE_RAG_FLUSH": "1000000",             # one write, at the end
+        "CODEBASE_RAG_PROGRESS_EVERY": "0.6"},    # a line at least every 0.6 s, on any CPU
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen, estimates = [], []
     while build.poll() is None:

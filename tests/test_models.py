@@ -13,7 +13,7 @@ import pytest
 
 from codebase_rag.errors import UsageError
 from codebase_rag.export import CONFIG_FILE, DEFAULT_CONFIG, export_dir, export_onnx, \
-    model_config, resolve_model, write_model_manifest
+    model_config, onnx_file, resolve_model, write_model_manifest
 
 TEXTS = ["Refills the player's energy timers when a new day starts",
          "public void RefillTimers(DateTime now) { foreach (var t in timers) t.Reset(now); }"]
@@ -220,17 +220,19 @@ def test_an_index_embeds_with_its_folder_and_refuses_the_folder_changed(
     cli.index(sample_tree, db, "--rebuild", "--model", folder)
     from codebase_rag.indexer import build_file
     from codebase_rag.text import cache_key
-    exported = OnnxEmbedder(export)
+    with sqlite3.connect(db / "index.sqlite") as con:
+        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        vectors = dict(con.execute("SELECT key, vec FROM vectors").fetchall())
+    assert meta["model"] == resolve_model(str(folder))[1]
+    precision = meta.get("precision", "fp32")       # this machine's default: int8 or fp32
+    exported = OnnxEmbedder(export, file=onnx_file(precision))
     rel = next(p for p in sorted(sample_tree.rglob("*.cs"))).relative_to(sample_tree).as_posix()
     texts = [w[3] for w in build_file(rel, (sample_tree / rel).read_text(),
                                       exported.count_tokens)[1]]
-    with sqlite3.connect(db / "index.sqlite") as con:
-        recorded = con.execute("SELECT value FROM meta WHERE key='model'").fetchone()[0]
-        vectors = dict(con.execute("SELECT key, vec FROM vectors").fetchall())
-    assert recorded == resolve_model(str(folder))[1]
-    stored = np.stack([np.frombuffer(vectors[cache_key(t)], dtype=np.float32) for t in texts])
+    stored = np.stack([np.frombuffer(vectors[cache_key(t, precision)], dtype=np.float32)
+                       for t in texts])
     assert close(stored, exported(texts))
-    assert not close(stored[:1], OnnxEmbedder(onnx_export)(texts[:1]))
+    assert not close(stored[:1], OnnxEmbedder(onnx_export, file=onnx_file(precision))(texts[:1]))
     assert cli.run("query.py", "--db", db, "energy").returncode == 0
     (folder / "1_Pooling" / "config.json").write_text(json.dumps(
         {"word_embedding_dimension": 384, "pooling_mode_max_tokens": True}))

@@ -7,7 +7,7 @@ bench/chunk_dump.py with the kit's check_ts_chunks.py runs the same comparison o
 repositories.
 
 Needs node (skipped without it) and TypeScript 5, found through TS_ORACLE_TYPESCRIPT or in
-.cache/ts-node/node_modules/typescript under the project root; with node but no TypeScript
+.cache/node/node_modules/typescript under the project root; with node but no TypeScript
 the test fails and says how to install it.
 """
 import os
@@ -22,8 +22,8 @@ from codebase_rag.chunkers import typescript
 ROOT = Path(__file__).resolve().parents[1]
 KIT = ROOT / "tests" / "oracle" / "ts"
 FIXTURES = sorted(KIT.glob("tricky.*"))
-LOCAL_TYPESCRIPT = ROOT / ".cache" / "ts-node" / "node_modules" / "typescript"
-INSTALL = ("mkdir -p .cache/ts-node && cd .cache/ts-node && echo '{\"private\":true}' > "
+LOCAL_TYPESCRIPT = ROOT / ".cache" / "node" / "node_modules" / "typescript"
+INSTALL = ("mkdir -p .cache/node && cd .cache/node && echo '{\"private\":true}' > "
            "package.json && npm install typescript@5   (or set TS_ORACLE_TYPESCRIPT)")
 
 

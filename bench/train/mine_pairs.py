@@ -53,7 +53,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
 EVAL = Path("/work/shared/eval")
-os.environ.setdefault("TS_ORACLE_TYPESCRIPT", str(ROOT / ".cache/ts-node/node_modules/typescript"))
+os.environ.setdefault("TS_ORACLE_TYPESCRIPT", str(ROOT / ".cache/node/node_modules/typescript"))
 MANIFEST = HERE / "manifest.json"
 # (owner/name, language group): the list, then ADDED (the same kind of well-known
 # library, to make up for the listed ones that could not be mined: NOT_MINED)

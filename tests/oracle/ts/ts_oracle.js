@@ -52,7 +52,7 @@
  *                                                       stdin/stdout (used by tsoracle.py)
  *
  * TypeScript is loaded from $TS_ORACLE_TYPESCRIPT, then the normal module
- * path, then .cache/ts-node/node_modules/typescript under the project root (this copy sits in tests/oracle/ts).
+ * path, then .cache/node/node_modules/typescript under the project root (this copy sits in tests/oracle/ts).
  */
 'use strict';
 const fs = require('fs');
@@ -62,12 +62,12 @@ function loadTs() {
   const tries = [];
   if (process.env.TS_ORACLE_TYPESCRIPT) tries.push(process.env.TS_ORACLE_TYPESCRIPT);
   tries.push('typescript');
-  tries.push(path.join(__dirname, '..', '..', '..', '.cache', 'ts-node', 'node_modules', 'typescript'));
+  tries.push(path.join(__dirname, '..', '..', '..', '.cache', 'node', 'node_modules', 'typescript'));
   for (const t of tries) {
     try { return require(t); } catch (e) { /* next */ }
   }
   process.stderr.write('ts_oracle: cannot load typescript; run `npm install typescript@5` in ' +
-    '.cache/ts-node (under the project root) or set TS_ORACLE_TYPESCRIPT\n');
+    '.cache/node (under the project root) or set TS_ORACLE_TYPESCRIPT\n');
   process.exit(2);
 }
 const ts = loadTs();
