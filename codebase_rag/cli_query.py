@@ -63,6 +63,11 @@ def run(args):
         from .mcp_server import serve
         serve(args.db)
         return 0
+    from .embed import warm_up
+    from .folder import find_index
+    index = args.db or find_index(os.getcwd())
+    if index:
+        warm_up(index)              # the model loads while the imports below run
     from .reader import Reader      # here: the MCP handshake waits for nothing
     from .render import print_results, to_json
     if args.batch:
