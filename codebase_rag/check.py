@@ -99,7 +99,8 @@ def team_problems(store, folder):
     texts = {}
     for rel in files:                   # cut as the build cut them
         text = read_source(root / rel)
-        built = build_file(rel, text, model.count_tokens) if text is not None else None
+        built = build_file(rel, text, model.count_tokens, model.max_tokens) \
+            if text is not None else None
         for _, _, _, window in built[1] if built else ():
             key = cache_key(window, precision)
             if key in sample:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from .config import BATCH, DIM, INDEX_COMMAND, PRECISION
 from .errors import UsageError, warn
-from .export import INT8_FILE, export_dir, export_onnx, exported_config, model_problem, \
-    onnx_file, resolve_model
+from .export import CONFIG_FILE, INT8_FILE, export_dir, export_onnx, exported_config, \
+    model_config, model_problem, onnx_file, resolve_model
 
 
 SMOKE_TEXT = "does the model load and embed"   # embedded to prove a model works
@@ -126,6 +126,10 @@ class OnnxEmbedder:
             return np.where(mask[:, :, None] > 0, hidden, -1e9).max(1)
         summed = (hidden * mask[:, :, None]).sum(1)
         return summed / np.clip(mask.sum(1, keepdims=True), 1e-9, None)
+
+    @property
+    def max_tokens(self):
+        return self.config["max_tokens"]
 
     def count_tokens(self, texts):
         if self.counter is None:             # the embedding tokenizer truncates and pads
@@ -255,6 +259,15 @@ class ExportedModel:
             raise UsageError(f"the index's exported model in {self.folder} does not load "
                              f"({str(e).splitlines()[0][:160]}); run: {INDEX_COMMAND} "
                              f"(it exports it again)") from None
+
+    @property
+    def max_tokens(self):
+        """The most word pieces the model reads at once: the export's setting, or while it
+        is being made, the source folder's own (the same, model_config)."""
+        if (self.folder / CONFIG_FILE).is_file() or not self.source or \
+                not Path(self.source).is_dir():
+            return exported_config(self.folder)["max_tokens"]
+        return model_config(self.source)["max_tokens"]
 
     def count_tokens(self, texts):
         """Word pieces per text, with the model's tokenizer and no model: the export's, or

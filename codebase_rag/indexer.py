@@ -11,7 +11,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from .languages import chunk_source, language_for
-from .config import FLUSH, PROGRESS_EVERY
+from .config import FLUSH, MAX_TOKENS, PROGRESS_EVERY
 from .embed import SMOKE_TEXT, index_model
 from .export import resolve_model
 from .chunkers import ChunkerLimit
@@ -39,10 +39,10 @@ def chunk_file(rel, text):
     return None
 
 
-def build_file(rel, text, count_tokens):
+def build_file(rel, text, count_tokens, max_tokens=MAX_TOKENS):
     """(chunk rows with their keyword text, windows as (id, chunk id, ordinal, text), the
     file's parse errors) for one file's text, or None if it cannot be chunked.
-    count_tokens: word pieces per text."""
+    count_tokens: word pieces per text; max_tokens: the most the model reads at once."""
     chunks = chunk_file(rel, text)
     if chunks is None:
         return None
@@ -55,7 +55,7 @@ def build_file(rel, text, count_tokens):
                            c.start_line, c.end_line, c.signature, chunk_text(lines, c))
         rows.append((row, lexical_text(rel, c, row.text)))
         texts = member_windows(chunk_header(rel, c), chunk_body(lines, c), c.signature,
-                               count_tokens)
+                               count_tokens, max_tokens)
         for w, wtext in enumerate(texts):
             window_texts.append((f"{cid}.{w}", cid, w, wtext.lstrip("\n")))
     return rows, window_texts, getattr(chunks, "parse_errors", 0)
@@ -73,6 +73,8 @@ class Indexer:
         self.embedder = embedder
         # the tokenizer alone needs no model loaded: a build that embeds nothing is quick
         self.count_tokens = embedder.count_tokens if embedder else self.model.count_tokens
+        self.max_tokens = getattr(embedder, "max_tokens", MAX_TOKENS) if embedder else \
+            self.model.max_tokens     # each window fits the model: none is cut short
         self.progress = progress      # notes and progress lines (not --quiet)
         self.bar = progress and sys.stderr.isatty()
         self.meter = None             # step 2's progress, while it runs
@@ -111,7 +113,8 @@ class Indexer:
             if known and sha and known[2] == sha:
                 self.store.touch(rel, st)
                 continue
-            built = build_file(rel, text, self.count_tokens) if text is not None else None
+            built = build_file(rel, text, self.count_tokens, self.max_tokens) \
+                if text is not None else None
             if built is None:                               # unreadable now: forget it
                 if known:
                     batch.append(FileIndex(rel))

@@ -66,23 +66,24 @@ def chunk_text(lines, c):
     return "\n".join(lines[c.start_line - 1:c.end_line])
 
 
-def windows(header, body, count_tokens):
-    """Cut header+body into texts that each fit the model: the header, then as many
-    whole lines of the body as fit (a line too long for any window is cut in pieces)."""
-    budget = MAX_TOKENS - 2
+def windows(header, body, count_tokens, max_tokens=MAX_TOKENS):
+    """Cut header+body into texts that each fit the model (max_tokens word pieces, with
+    [CLS] and [SEP]): the header, then as many whole lines of the body as fit (a line too
+    long for any window is cut in pieces)."""
+    budget = max_tokens - 2
     head_tokens = count_tokens([header])[0]
     first, _, doc = header.partition("\n")
     while head_tokens > HEADER_TOKENS and doc:      # a long doc comment: keep its start
         doc = doc[:int(len(doc) * HEADER_TOKENS / head_tokens) - 1].rstrip()
         header = "\n".join(x for x in (first, doc) if x)
         head_tokens = count_tokens([header])[0]
-    while head_tokens > MAX_TOKENS // 2:
+    while head_tokens > max_tokens // 2:
         # a path or a nesting too long for any window would leave no room for code, and
         # make every window the same text: keep its end, which names the member
-        first = "…" + first[-int(len(first) * MAX_TOKENS / 2 / head_tokens) + 2:]
+        first = "…" + first[-int(len(first) * max_tokens / 2 / head_tokens) + 2:]
         header = first
         head_tokens = count_tokens([header])[0]
-    room = max(budget - head_tokens, 32)          # a line longer than this is cut in pieces
+    room = max(budget - head_tokens, budget // 4)  # a line longer than this is cut in pieces
     body_lines = body.split("\n")
     sizes = count_tokens(body_lines)
     for i in reversed([i for i, size in enumerate(sizes) if size >= room]):
@@ -102,14 +103,14 @@ def windows(header, body, count_tokens):
     return [header + "\n" + "\n".join(w) for w in out]
 
 
-def member_windows(header, body, signature, count_tokens):
+def member_windows(header, body, signature, count_tokens, max_tokens=MAX_TOKENS):
     """Every window of a member: its code's, then, for a member of SIGNATURE_LINES lines of
     code or more, the one of its header and signature (a shorter member's code window
     already reads nearly as that; code without a signature, such as top-level statements,
     has none)."""
-    texts = windows(header, body, count_tokens)
+    texts = windows(header, body, count_tokens, max_tokens)
     if signature and body.count("\n") + 1 >= SIGNATURE_LINES:
-        texts.append(windows(header, signature, count_tokens)[0])
+        texts.append(windows(header, signature, count_tokens, max_tokens)[0])
     return texts
 
 

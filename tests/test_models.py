@@ -242,6 +242,30 @@ def test_an_index_embeds_with_its_folder_and_refuses_the_folder_changed(
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+def test_windows_are_cut_to_the_folders_maximum_length(cli, onnx_export, sample_tree, tmp_path):
+    """A folder that reads 64 word pieces gets windows of at most 64, more of them than the
+    stock model's 256, so that no window's end is cut off unread."""
+    import sqlite3
+    from codebase_rag.embed import OnnxEmbedder
+    from codebase_rag.indexer import build_file
+    folder = variant(tmp_path, "short", {
+        "sentence_bert_config.json": lambda c: c.update(max_seq_length=64)})
+    cache = cli.fresh_cache(tmp_path / "cache")
+    export = seed_export(onnx_export, folder, cache)
+    shutil.copytree(onnx_export, export_dir(*resolve_model(), cache))
+    counts = {}
+    for name, model in (("stock", None), ("short", folder)):
+        db = tmp_path / f"db-{name}"
+        cli.index(sample_tree, db, *(("--model", model) if model else ()))
+        with sqlite3.connect(db / "index.sqlite") as con:
+            counts[name] = con.execute("SELECT COUNT(*) FROM windows").fetchone()[0]
+    tokens = OnnxEmbedder(export).count_tokens
+    longest = max(n for p in sample_tree.rglob("*.cs")
+                  for n in tokens([w[3] for w in build_file(
+                      p.relative_to(sample_tree).as_posix(), p.read_text(), tokens, 64)[1]]))
+    assert counts["short"] > counts["stock"] and longest <= 62
+
+
 def test_the_tuned_model_in_the_repository_is_a_folder_the_tool_reads_as_it_is():
     """models/minilm-code-run1: MiniLM's way of embedding (mean pooling, no prompts, 256
     word pieces), fp16 weights, known by its path and the hash of its weights."""
