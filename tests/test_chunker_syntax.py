@@ -391,6 +391,39 @@ def test_cpp_a_block_macro_and_a_conversion_operator():
     ]
 
 
+def test_cpp_a_comparison_in_a_return_types_template_arguments_keeps_the_function():
+    """Catch2's SFINAE overloads: tree-sitter-cpp read `) >=` and `) <` inside the return
+    type's template arguments as the end of the list, so one function was lost, a bogus
+    `gresult_type` chunk stood in its place, and the functions after it lost `Detail`."""
+    assert chunks("""
+        namespace Catch {
+        namespace Detail {
+            template <typename TargetType, typename Generator>
+                std::enable_if_t<sizeof(typename Generator::result_type) >= sizeof(TargetType),
+                TargetType> fillBitsFrom(Generator& gen) {
+                using gresult_type = typename Generator::result_type;
+                return static_cast<TargetType>(gen());
+            }
+
+            template <typename TargetType, typename Generator>
+                std::enable_if_t<sizeof(typename Generator::result_type) < sizeof(TargetType),
+                TargetType> fillBitsFrom(Generator& gen) {
+                return TargetType(gen() < 2);
+            }
+
+            inline int after(int x) {
+                if (sizeof(x) < 8) { return x; }
+                return -x;
+            }
+        }
+        }
+        """, "cpp") == [
+        ("function", "Catch.Detail", "fillBitsFrom", 3, 8),
+        ("function", "Catch.Detail", "fillBitsFrom", 10, 14),
+        ("function", "Catch.Detail", "after", 16, 19),
+    ]
+
+
 def test_cpp_a_macro_alone_on_its_line_is_read_as_blanks():
     """fmt's `FMT_BEGIN_NAMESPACE` (defined in another header) and Qt's `Q_OBJECT`:
     tree-sitter-cpp alone reads the macro as the type of the declaration after it, and

@@ -145,6 +145,14 @@ _MACRO_BEFORE = rb"^[ \t]*+(?:template[ \t]*+<[^<>\n]*+>[ \t]*+)?" \
 _MACRO_AFTER = rb"(?:(?<=\)\n)|(?<=const\n))[ \t]++([A-Z][A-Z0-9_]*+(?:\([^()\n]*+\))?)" \
     rb"[ \t]*+(?=\{)"
 _MACROS = b"|".join((_MACRO_LINE, _MACRO_BEFORE, _MACRO_AFTER))
+# a comparison in the template arguments of a return type, on a line that opens with that
+# type (Catch2's `std::enable_if_t<sizeof(typename G::result_type) >= sizeof(T),` / `T> f()`):
+# tree-sitter-cpp reads `> ` or `< ` as the list's end or a new one, so the function is
+# lost, a bogus chunk stands in its place and the chains after it lose their namespace;
+# read as blanks, the declaration parses (a comparison in a template parameter list parses
+# as it is)
+_TEMPLATE_COMPARISON = rb"^[ \t]*+(?:typename[ \t]++)?(?:[A-Za-z_]\w*+::)*+[A-Za-z_]\w*+<" \
+    rb"[^;{}<>\n]{0,200}?\)[ \t]*+(>=|<=|<(?![<=]))"
 
 C = Syntax(
     "tree_sitter_c",
@@ -183,7 +191,7 @@ CPP = Syntax(
           rb"(?=(?:\[\[[^\]\n]{0,200}+\]\]\s*+)*+[A-Za-z_]\w*+\s*+(?:<[^{};<>]*+(?:<[^{};<>]*+>"
           rb"[^{};<>]*+)*+>\s*+)?(?:final\b|[:{]))"
           rb"|^[ \t]++([A-Z][A-Z0-9_]++)(?<!_)[ \t]*+(?=\{)|"
-          + _MACROS + b"|" + _COMMENT_IN_MACRO,
+          + _MACROS + b"|" + _COMMENT_IN_MACRO + b"|" + _TEMPLATE_COMPARISON,
     marks=("class_specifier", "namespace_definition", "template_declaration",
            "access_specifier", "qualified_identifier", "reference_declarator",
            "field_initializer_list", "destructor_name", "operator_name", "template_type",
