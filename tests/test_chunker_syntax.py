@@ -391,6 +391,37 @@ def test_cpp_a_block_macro_and_a_conversion_operator():
     ]
 
 
+def test_cpp_a_macro_called_at_namespace_scope_with_types_keeps_what_follows():
+    """gmock's `GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(unsigned char, '\\0');`:
+    tree-sitter-cpp cannot read types as a call's arguments, and its recovery swallowed
+    the structs after it; an indented call in a body (a test's `REQUIRE(x);`) is left
+    alone, so the test stays one function."""
+    assert chunks("""
+        namespace testing {
+        DEFINE_DEFAULT(unsigned char, '\\0');  // NOLINT
+        DEFINE_DEFAULT(::std::string, "");
+
+        template <typename P>
+        struct negation
+            : std::integral_constant<bool, bool(!P::value)> {};
+
+        template <typename P1, typename... Ps>
+        struct conjunction<P1, Ps...>
+            : std::conditional<bool(P1::value), conjunction<Ps...>, P1>::type {};
+        }
+        TEST_CASE("adds", "[math]") {
+            REQUIRE(add(1, 2) == 3);
+            SECTION("again") {
+                REQUIRE(add(2, 2) == 4);
+            }
+        }
+        """, "cpp") == [
+        ("struct", "testing", "negation", 5, 7),
+        ("struct", "testing", "conjunction", 9, 11),
+        ("function", "", "TEST_CASE", 13, 18),
+    ]
+
+
 def test_cpp_a_comparison_in_a_return_types_template_arguments_keeps_the_function():
     """Catch2's SFINAE overloads: tree-sitter-cpp read `) >=` and `) <` inside the return
     type's template arguments as the end of the list, so one function was lost, a bogus
