@@ -145,12 +145,6 @@ _MACRO_BEFORE = rb"^[ \t]*+(?:template[ \t]*+<[^<>\n]*+>[ \t]*+)?" \
 _MACRO_AFTER = rb"(?:(?<=\)\n)|(?<=const\n))[ \t]++([A-Z][A-Z0-9_]*+(?:\([^()\n]*+\))?)" \
     rb"[ \t]*+(?=\{)"
 _MACROS = b"|".join((_MACRO_LINE, _MACRO_BEFORE, _MACRO_AFTER))
-# a comparison in the template arguments of a return type, on a line that opens with that
-# type (Catch2's `std::enable_if_t<sizeof(typename G::result_type) >= sizeof(T),` / `T> f()`):
-# tree-sitter-cpp reads `> ` or `< ` as the list's end or a new one, so the function is
-# lost, a bogus chunk stands in its place and the chains after it lose their namespace;
-# read as blanks, the declaration parses (a comparison in a template parameter list parses
-# as it is)
 # a macro called at namespace scope, alone on an unindented line with `;` after it (gmock's
 # `GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(unsigned char, '\0');`): tree-sitter-cpp
 # cannot read types as arguments, and its recovery swallowed the next 80 lines; read as
@@ -158,6 +152,12 @@ _MACROS = b"|".join((_MACRO_LINE, _MACRO_BEFORE, _MACRO_AFTER))
 # body (a test's `REQUIRE(x);`), which tree-sitter reads well
 _MACRO_STATEMENT = rb"^((?=_*+[A-Z])[A-Z_][A-Z0-9_]++\([^()\n]*+\))[ \t]*+;[ \t]*+" \
     rb"(?://[^\n]*+)?\r?$"
+# a comparison in the template arguments of a return type, on a line that opens with that
+# type (Catch2's `std::enable_if_t<sizeof(typename G::result_type) >= sizeof(T),` / `T> f()`):
+# tree-sitter-cpp reads `> ` or `< ` as the list's end or a new one, so the function is
+# lost, a bogus chunk stands in its place and the chains after it lose their namespace;
+# read as blanks, the declaration parses (a comparison in a template parameter list parses
+# as it is)
 _TEMPLATE_COMPARISON = rb"^[ \t]*+(?:typename[ \t]++)?(?:[A-Za-z_]\w*+::)*+[A-Za-z_]\w*+<" \
     rb"[^;{}<>\n]{0,200}?\)[ \t]*+(>=|<=|<(?![<=]))"
 
