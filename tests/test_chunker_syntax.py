@@ -422,6 +422,67 @@ def test_cpp_a_macro_called_at_namespace_scope_with_types_keeps_what_follows():
     ]
 
 
+def test_cpp_a_macro_call_over_two_lines_at_namespace_scope_keeps_what_follows():
+    """abseil's `ABSL_FLAG(int, limit, 256 << 10,` / `"help (bytes)");`: tree-sitter-cpp
+    reads the call as a function's header, and its recovery swallowed the struct after it
+    (in re2's pcre.cc, and the namespace of the 30 methods after that)."""
+    assert chunks("""
+        ABSL_FLAG(int, regexp_stack_limit, 256 << 10,
+                  "default PCRE stack limit (bytes)");
+
+        struct pcre_extra {
+          int flags;
+        };
+        """, "cpp") == [("struct", "", "pcre_extra", 4, 6)]
+
+
+def test_cpp_a_macro_called_with_a_type_in_a_body_keeps_what_follows():
+    """re2's `PARSE_FOR_TYPE(int16_t, 0);` in a test: tree-sitter-cpp reads the call as a
+    function's header; after two of them and local structs with methods, every test in the
+    file lost its namespace, one was cut to its first line and the local methods became
+    chunks."""
+    assert chunks("""
+        namespace re2 {
+
+        TEST(RE2ArgTest, Int16Test) {
+          PARSE_FOR_TYPE(int16_t, 0);
+        }
+
+        TEST(RE2ArgTest, Uint16Test) {
+          PARSE_FOR_TYPE(uint16_t, 1);
+        }
+
+        TEST(RE2ArgTest, ParseFromTest) {
+          struct {
+            bool ParseFrom(const char* str, size_t n) {
+              ABSL_LOG(INFO) << "str = " << str << ", n = " << n;
+              return true;
+            }
+          } obj1;
+          RE2::Arg arg1(&obj1);
+          EXPECT_TRUE(arg1.Parse("one", 3));
+
+          struct {
+            bool ParseFrom(const char* str, size_t n) {
+              ABSL_LOG(INFO) << "str = " << str << ", n = " << n;
+              return false;
+            }
+            void ParseFrom(const char* str) {}
+          } obj2;
+          RE2::Arg arg2(&obj2);
+          EXPECT_FALSE(arg2.Parse("two", 3));
+        }
+
+        TEST(RE2ArgTest, OptionalDoubleTest) {
+        }
+        """, "cpp") == [
+        ("function", "re2", "TEST", 3, 5),
+        ("function", "re2", "TEST", 7, 9),
+        ("function", "re2", "TEST", 11, 30),
+        ("function", "re2", "TEST", 32, 33),
+    ]
+
+
 def test_cpp_a_comparison_in_a_return_types_template_arguments_keeps_the_function():
     """Catch2's SFINAE overloads: tree-sitter-cpp read `) >=` and `) <` inside the return
     type's template arguments as the end of the list, so one function was lost, a bogus

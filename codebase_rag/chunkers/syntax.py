@@ -165,7 +165,7 @@ def _blanked(data, syntax):
     out = bytearray(data)
     for m in re.finditer(syntax.blank, data, re.M):
         a, b = next(m.span(g) for g in range(1, m.re.groups + 1) if m.start(g) >= 0)
-        out[a:b] = b" " * (b - a)
+        out[a:b] = bytes(c if c == 10 else 32 for c in data[a:b])     # lines kept
     return bytes(out)
 
 

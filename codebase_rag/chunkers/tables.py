@@ -145,13 +145,19 @@ _MACRO_BEFORE = rb"^[ \t]*+(?:template[ \t]*+<[^<>\n]*+>[ \t]*+)?" \
 _MACRO_AFTER = rb"(?:(?<=\)\n)|(?<=const\n))[ \t]++([A-Z][A-Z0-9_]*+(?:\([^()\n]*+\))?)" \
     rb"[ \t]*+(?=\{)"
 _MACROS = b"|".join((_MACRO_LINE, _MACRO_BEFORE, _MACRO_AFTER))
-# a macro called at namespace scope, alone on an unindented line with `;` after it (gmock's
-# `GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(unsigned char, '\0');`): tree-sitter-cpp
-# cannot read types as arguments, and its recovery swallowed the next 80 lines; read as
-# blanks, the `;` left is an empty declaration. Indented, such a call is a statement in a
-# body (a test's `REQUIRE(x);`), which tree-sitter reads well
-_MACRO_STATEMENT = rb"^((?=_*+[A-Z])[A-Z_][A-Z0-9_]++\([^()\n]*+\))[ \t]*+;[ \t]*+" \
-    rb"(?://[^\n]*+)?\r?$"
+# a macro called as a statement, `;` after it, alone on its lines: unindented, at namespace
+# scope (gmock's `GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(unsigned char, '\0');`,
+# abseil's `ABSL_FLAG(int, limit, 256 << 10,` / `"help");`), or indented with a built-in
+# type among its arguments (re2's `PARSE_FOR_TYPE(int16_t, 0);`): tree-sitter-cpp reads a
+# call with a type argument as a function's header, and its recovery swallowed the next 80
+# lines, or the rest of the namespace; read as blanks, the `;` left is an empty statement.
+# Other indented calls stay: tree-sitter reads them well (a test's `REQUIRE(x);`), and
+# blanking them split Catch2's test cases into their SECTIONs
+_BUILTIN_TYPE = rb"\b(?:bool|char|short|int|long|float|double|void|signed|unsigned|size_t|" \
+    rb"u?int(?:8|16|32|64)_t|wchar_t|char(?:8|16|32)_t)\b"
+_MACRO_STATEMENT = rb"^((?=_*+[A-Z])[A-Z_][A-Z0-9_]++\((?:[^(){};]|\([^(){};\n]{0,200}+\))" \
+    rb"{0,400}+\))[ \t]*+;[ \t]*+(?://[^\n]*+)?\r?$|^[ \t]++((?=_*+[A-Z])[A-Z_][A-Z0-9_]++\((?=[^()\n]*?" \
+    + _BUILTIN_TYPE + rb")[^()\n]*+\))[ \t]*+;"
 # a comparison in the template arguments of a return type, on a line that opens with that
 # type (Catch2's `std::enable_if_t<sizeof(typename G::result_type) >= sizeof(T),` / `T> f()`):
 # tree-sitter-cpp reads `> ` or `< ` as the list's end or a new one, so the function is
