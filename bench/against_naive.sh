@@ -6,6 +6,9 @@
 #   TREE WHAT SECONDS PEAK_RSS_KB [MEMBERS_COVERED_AFTER WINDOWS CHUNKS] | its last line
 #
 #   bash bench/against_naive.sh TREE [ROUNDS]
+#
+# WHATS="ours@fp32 ours@int8-reduced naive" picks the builds and, after @, the precision of
+# ours (default: auto).
 set -u
 TREE=$1 ROUNDS=${2:-3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +19,10 @@ unset PYTHONDONTWRITEBYTECODE                 # as on a user's machine: .pyc fil
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 one() {
   rm -rf "$W/t" "$W/naive-db"; cp -r "$TREE" "$W/t"; rm -rf "$W/t/.git" "$W/t/.codebase-rag"
-  case $1 in
+  local precision=auto
+  [[ $1 == *@* ]] && precision=${1#*@}
+  export CODEBASE_RAG_PRECISION=$precision
+  case ${1%@*} in
     ours) /usr/bin/time -o "$W/tm" -f "%e %M" "$PY" "$ROOT/index.py" --source "$W/t" -q > "$W/out" 2>&1 ;;
     ours-fresh-cache) rm -rf "$W/cache"; CODEBASE_RAG_CACHE=$W/cache /usr/bin/time -o "$W/tm" -f "%e %M" \
         "$PY" "$ROOT/index.py" --source "$W/t" -q > "$W/out" 2>&1 ;;
@@ -31,5 +37,5 @@ print(meta.get('members_covered_after', ''), *(db.execute(f'SELECT COUNT(*) FROM
   echo "$(basename "$TREE") $1 $(cat "$W/tm") $built | $(tail -1 "$W/out")"
 }
 for round in $(seq 1 "$ROUNDS"); do
-  for what in ours naive ours-fresh-cache; do one $what; done
+  for what in ${WHATS:-ours naive ours-fresh-cache}; do one "$what"; done
 done

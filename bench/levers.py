@@ -49,7 +49,15 @@ VARIANTS = {
     "int8, MatMul per tensor, one text per call": ("pertensor.onnx", 1),
     "uint8, per channel, reduced range (optimum's avx2 style), one text per call":
         ("uint8.onnx", 1),
+    "int8, MatMul per channel, reduced range, one text per call": ("int8-reduced.onnx", 1),
+    "uint8 weights (u8u8), MatMul per channel, one text per call": ("u8u8.onnx", 1),
 }
+
+
+def kernels():
+    """The instruction set the kernels see (under bench/avx2_only.sh, AVX2 on any CPU)."""
+    import torch
+    return f"kernels for {torch.backends.cpu.get_cpu_capability()}"
 
 
 def collect(repo, n, model_dir):
@@ -128,6 +136,12 @@ def main():
                      op_types_to_quantize=["MatMul"], weight_type=QuantType.QInt8)
     quantize_dynamic(str(work / "model.onnx"), str(work / "uint8.onnx"), per_channel=True,
                      reduce_range=True, weight_type=QuantType.QUInt8)
+    quantize_dynamic(str(work / "model.onnx"), str(work / "int8-reduced.onnx"),
+                     op_types_to_quantize=["MatMul"], per_channel=True, reduce_range=True,
+                     weight_type=QuantType.QInt8)
+    quantize_dynamic(str(work / "model.onnx"), str(work / "u8u8.onnx"),
+                     op_types_to_quantize=["MatMul"], per_channel=True,
+                     weight_type=QuantType.QUInt8)
     texts = collect(Path(args.repo), args.texts, work)
     (work / "texts.pkl").write_bytes(pickle.dumps(texts))
     from tokenizers import Tokenizer
@@ -154,7 +168,7 @@ def main():
              f"`python bench/levers.py --texts {args.texts} --rounds {args.rounds}`, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {len(texts)} window texts "
              f"({tokens / len(texts):.0f} word pieces each on average) from "
-             f"`{Path(args.repo).name}`, on {os.cpu_count()} cores. Median of {args.rounds} "
+             f"`{Path(args.repo).name}`, on {os.cpu_count()} cores ({kernels()}). Median of {args.rounds} "
              "rounds, each variant a fresh process, the order rotating by round. "
              "Speed-up is against the previous default (onnxruntime fp32, batch 16); cosine "
              "is against sentence-transformers.", "",

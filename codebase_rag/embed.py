@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .config import BATCH, DIM, INDEX_COMMAND, PRECISION
 from .errors import UsageError, warn
-from .export import CONFIG_FILE, INT8_FILE, export_dir, export_onnx, exported_config, \
+from .export import CONFIG_FILE, export_dir, export_onnx, exported_config, \
     model_config, model_problem, onnx_file, resolve_model
 
 
@@ -144,23 +144,34 @@ def unit(vectors):
     return vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
 
 
-def cpu_has_vnni():
-    """Whether the CPU runs int8 matrix products natively (AVX512-VNNI or AVX-VNNI)."""
+# the precision auto picks for a new index, by the first CPU kind whose flags
+# (/proc/cpuinfo) the CPU has any of; else fp32. Each is the fastest whose vectors and
+# dev sets hold on that kind (bench/RESULTS-speed.md, "Precision per CPU kind").
+AUTO_PRECISION = (
+    ({"avx512_vnni", "avx_vnni", "amx_int8"}, "int8"),     # int8 products in one instruction
+    ({"avx2"}, "int8-reduced"),                             # u8 x s8 pairs summed in 16 bits
+)
+
+
+def cpu_flags():
     try:
         with open("/proc/cpuinfo") as f:
-            flags = next((line for line in f if line.startswith("flags")), "").split()
+            return set(next((line for line in f if line.startswith("flags")), "").split())
     except OSError:
-        return False
-    return bool({"avx512_vnni", "avx_vnni", "amx_int8"} & set(flags))
+        return set()
+
+
+def auto_precision(flags):
+    return next((precision for kind, precision in AUTO_PRECISION if kind & flags), "fp32")
 
 
 def resolve_precision(recorded=None, requested=PRECISION):
     """The precision of an index: the one it was built with; for a new index the setting,
-    where auto means int8 on a CPU with VNNI, else fp32."""
+    auto picking by the CPU's kind."""
     if recorded:
         return recorded
     if requested == "auto":
-        return "int8" if cpu_has_vnni() else "fp32"
+        return auto_precision(cpu_flags())
     return requested
 
 
@@ -225,9 +236,9 @@ class ExportedModel:
         if problem is None:
             done.set_result(None)
             return done
-        if problem == f"{INT8_FILE} is missing":        # a new precision for a sound export
+        if problem == f"{self.file} is missing":        # a new precision for a sound export
             if progress:
-                warn("quantizing the model to int8 (once per machine)...")
+                warn(f"quantizing the model to {self.precision} (once per machine)...")
         elif problem != "not exported":
             warn(f"the exported model in {self.folder} is damaged ({problem}); exporting it again")
         elif progress:

@@ -262,9 +262,9 @@ class TorchEmbedder:
 
 
 def export_onnx(model_path, folder, precision="fp32"):
-    """The export (and for int8 its quantized copy) with its manifest: one child process's
+    """The export (and for an int8 precision its quantized copy) with its manifest: one child process's
     job, under the export's own lock (indexes of one machine share it). A sound fp32 export
-    already in folder is kept; only its int8 copy is made. A damaged one is made again."""
+    already in folder is kept; only the precision's copy is made. A damaged one is made again."""
     from filelock import FileLock
     die_with_parent()
     folder = Path(folder)
@@ -276,9 +276,9 @@ def export_onnx(model_path, folder, precision="fp32"):
             shutil.rmtree(folder, ignore_errors=True)
         if problem is not None:
             TorchEmbedder(model_path).export_onnx(folder)
-        if precision == "int8" and not (folder / INT8_FILE).is_file():
+        if PRECISIONS[precision][1] and not (folder / onnx_file(precision)).is_file():
             try:
-                quantize(folder)
+                quantize(folder, precision)
                 write_model_manifest(folder)
             finally:
                 remove_export_leftovers(folder)
@@ -330,7 +330,7 @@ def export_dir(model_path, model_id, cache=CACHE):
 
 def model_files(folder):
     return ["model.onnx", "tokenizer.json"] + [p.name for p in Path(folder).glob("model.onnx.*.data")] \
-        + [p.name for p in Path(folder).glob(INT8_FILE)] \
+        + [name for name, how in PRECISIONS.values() if how and (Path(folder) / name).is_file()] \
         + [p.name for p in Path(folder).glob(CONFIG_FILE)]
 
 
@@ -346,24 +346,32 @@ def exported_config(folder):
         return dict(DEFAULT_CONFIG)
 
 
-INT8_FILE = "model.int8.onnx"
+# precision: its ONNX file, and how that file is quantized from model.onnx (None: it is
+# model.onnx). int8 keeps the MatMul weights per channel, the variant closest to fp32 where
+# the CPU has VNNI; on AVX2 without VNNI onnxruntime multiplies u8 by s8 in pairs that can
+# overflow 16 bits, and int8-reduced's 7-bit weights never do (bench/RESULTS-speed.md).
+PRECISIONS = {
+    "fp32": ("model.onnx", None),
+    "int8": ("model.int8.onnx", dict(per_channel=True)),
+    "int8-reduced": ("model.int8-reduced.onnx", dict(per_channel=True, reduce_range=True)),
+}
 
 
 def onnx_file(precision):
-    return INT8_FILE if precision == "int8" else "model.onnx"
+    return PRECISIONS[precision][0]
 
 
-def quantize(folder):
-    """model.int8.onnx from the fp32 export: dynamic int8, MatMul weights per channel (the
-    variant that keeps the vectors closest to fp32, see bench/RESULTS-speed.md)."""
+def quantize(folder, precision):
+    """The precision's file from the fp32 export: dynamic int8 of the MatMul weights."""
     import logging
     from onnxruntime.quantization import QuantType, quantize_dynamic
     logging.getLogger().setLevel(logging.ERROR)    # its advice to pre-process does not apply
     folder = Path(folder)
-    tmp = folder / f"{INT8_FILE}.tmp{os.getpid()}"
+    name, how = PRECISIONS[precision]
+    tmp = folder / f"{name}.tmp{os.getpid()}"
     quantize_dynamic(str(folder / "model.onnx"), str(tmp), op_types_to_quantize=["MatMul"],
-                     per_channel=True, weight_type=QuantType.QInt8)
-    os.replace(tmp, folder / INT8_FILE)
+                     weight_type=QuantType.QInt8, **how)
+    os.replace(tmp, folder / name)
 
 
 def write_model_manifest(folder):
@@ -379,7 +387,7 @@ def write_model_manifest(folder):
 def remove_export_leftovers(folder):
     """Temporary files of this or an earlier, killed export (the model folder is the tool's)."""
     for pattern in ("model.onnx.tmp*", "tokenizer.json.tmp", "manifest.json.tmp",
-                    f"{INT8_FILE}.tmp*"):
+                    *(f"{name}.tmp*" for name, how in PRECISIONS.values() if how)):
         for leftover in Path(folder).glob(pattern):
             leftover.unlink(missing_ok=True)
 

@@ -34,7 +34,7 @@ from .text import TEXT_FORMAT
 
 # cosine under which a server's vector is not this model's: the same text on this machine
 # gives 1.0 at fp32; int8 leaves room for another CPU's rounding (README, Team cache)
-FLOOR = {"fp32": 0.999, "int8": 0.98}
+FLOOR = {"fp32": 0.999, "int8": 0.98, "int8-reduced": 0.98}
 NORM_TOLERANCE = 1e-3         # a model's vectors are unit vectors: |norm - 1| at most this
 BATCH = 500                   # ids per request
 

@@ -21,12 +21,13 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 @pytest.fixture(scope="session")
 def onnx_export(tmp_path_factory):
     """The ONNX export of the packaged model, made once per test session with the real
-    exporter (and quantizer), in fp32 and int8."""
-    from codebase_rag.export import export_onnx, packaged_model_dir, resolve_model
+    exporter (and quantizer), at every precision."""
+    from codebase_rag.export import PRECISIONS, export_onnx, packaged_model_dir, resolve_model
     folder = tmp_path_factory.mktemp("onnx")
     model_path, _ = resolve_model()
     assert Path(model_path) == packaged_model_dir(), "tests need the packaged model"
-    export_onnx(model_path, folder, "int8")       # fp32 and its int8 copy: either precision
+    for precision in PRECISIONS:
+        export_onnx(model_path, folder, precision)
     return folder
 
 
