@@ -262,9 +262,10 @@ class TorchEmbedder:
 
 
 def export_onnx(model_path, folder, precision="fp32"):
-    """The export (and for an int8 precision its quantized copy) with its manifest: one child process's
-    job, under the export's own lock (indexes of one machine share it). A sound fp32 export
-    already in folder is kept; only the precision's copy is made. A damaged one is made again."""
+    """The export (and for an int8 precision its quantized copy) with its manifest: one
+    child process's job, under the export's own lock (indexes of one machine share it). A
+    sound fp32 export already in folder is kept; only the precision's copy is made. A
+    damaged one is made again."""
     from filelock import FileLock
     die_with_parent()
     folder = Path(folder)
@@ -329,9 +330,10 @@ def export_dir(model_path, model_id, cache=CACHE):
 
 
 def model_files(folder):
-    return ["model.onnx", "tokenizer.json"] + [p.name for p in Path(folder).glob("model.onnx.*.data")] \
-        + [name for name, how in PRECISIONS.values() if how and (Path(folder) / name).is_file()] \
-        + [p.name for p in Path(folder).glob(CONFIG_FILE)]
+    folder = Path(folder)
+    return ["model.onnx", "tokenizer.json"] + [p.name for p in folder.glob("model.onnx.*.data")] \
+        + [name for name, how in PRECISIONS.values() if how and (folder / name).is_file()] \
+        + [p.name for p in folder.glob(CONFIG_FILE)]
 
 
 CONFIG_FILE = "embedding.json"    # model_config() of the exported model: how to pool, prompt

@@ -174,7 +174,10 @@ def test_query_vectors_match_sentence_transformers(onnx_export, precision, floor
 
 
 def test_auto_picks_the_precision_measured_fastest_for_the_cpus_kind():
+    from codebase_rag.config import SETTINGS
     from codebase_rag.embed import auto_precision
+    from codebase_rag.export import PRECISIONS
+    assert set(SETTINGS["PRECISION"].choices) == {"auto", *PRECISIONS}   # the setting offers each
     assert auto_precision({"avx2", "avx512f", "avx512_vnni"}) == "int8"
     assert auto_precision({"avx2", "avx_vnni"}) == "int8"
     assert auto_precision({"fma", "avx", "avx2"}) == "int8-reduced"   # saturating u8 x s8
