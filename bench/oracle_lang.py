@@ -197,7 +197,7 @@ def evaluate(source, lang, n_examples=10, keep=None):
             Path(keep).write_text(json.dumps(oracle))
     per_ext, per_kind = {}, {}
     totals = Counter()
-    examples = {k: [] for k in ("missed", "bogus", "chain", "doc", "left out",
+    examples = {k: [] for k in ("missed", "bogus", "chain", "name", "doc", "left out",
                                 "tree-sitter errors")}
     texts, chunk_kinds = [], Counter()
     for rel, path in files:
@@ -234,6 +234,9 @@ def evaluate(source, lang, n_examples=10, keep=None):
             for counter in (e, k, totals):
                 counter["chain ok"] += chain_of(c) == u["chain"]
                 counter["doc ok"] += c.doc == u["doc"]
+                counter["name ok"] += c.member == u["name"]
+            if c.member != u["name"]:
+                examples["name"].append(f"{rel}:{u['sig']} {c.member!r} want {u['name']!r}")
             if chain_of(c) != u["chain"]:
                 examples["chain"].append(f"{rel}:{u['sig']} {c.member} chain {chain_of(c)!r} "
                                          f"want {u['chain']!r}")
@@ -249,7 +252,8 @@ def evaluate(source, lang, n_examples=10, keep=None):
     def summary(c):
         return {"files": c["files"], "total": c["total"], "found": c["found"],
                 "exact": pct(c["found"], c["total"]), "bogus": c["bogus"],
-                "chain": pct(c["chain ok"], c["found"]), "doc": pct(c["doc ok"], c["found"])}
+                "chain": pct(c["chain ok"], c["found"]), "name": pct(c["name ok"], c["found"]),
+                "doc": pct(c["doc ok"], c["found"])}
     res = {"lang": lang, "files": len(texts), "left_out": totals["left out"],
            "tree_sitter_error_files": totals["error files"],
            "all": summary(totals | Counter(files=len(texts))),
@@ -285,7 +289,8 @@ def report(res):
     print("chunks: " + ", ".join(f"{k}={n}" for k, n in res["chunks"].items()))
     mark = "ok " if res["targets_met"] else "MISS"
     print(f"[{mark}] exact {a['exact']:.2f}% ({a['found']}/{a['total']})  bogus {a['bogus']}  "
-          f"chain {a['chain']:.2f}%  doc (informational) {a['doc']:.2f}%")
+          f"chain {a['chain']:.2f}%  name (informational) {a['name']:.2f}%  "
+          f"doc (informational) {a['doc']:.2f}%")
     for name, rows in (("extension", res["per_extension"]), ("kind", res["per_kind"])):
         for k, s in rows.items():
             print(f"   {name} {k:<14} exact {s['exact']:7.2f}% {s['found']:>6}/{s['total']:<6} "

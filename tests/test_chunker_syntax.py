@@ -422,6 +422,40 @@ def test_cpp_a_macro_called_at_namespace_scope_with_types_keeps_what_follows():
     ]
 
 
+def test_cpp_a_macro_after_a_functions_header_on_its_line_is_not_its_name():
+    """rapidjson's `void Clear() RAPIDJSON_NOEXCEPT {` and leveldb's `MutexLock(Mutex* mu)
+    EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) {`: tree-sitter-cpp read the macro as the
+    function's name, and `MemoryPoolAllocator.RAPIDJSON_NOEXCEPT` is what the index showed
+    and embedded."""
+    assert chunks("""
+        namespace rapidjson {
+        class MemoryPoolAllocator {
+        public:
+            void Clear() RAPIDJSON_NOEXCEPT {
+                x = 1;
+            }
+            void Lock() EXCLUSIVE_LOCK_FUNCTION() { mu_.Lock(); }
+            int Size() const LOCKS_EXCLUDED(mu_) {
+                return 1;
+            }
+            size_type max_size() const RAPIDJSON_NOEXCEPT
+            {
+                return 2;
+            }
+            explicit MemoryPoolAllocator(Mutex* mu) EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) {
+                mu_->Lock();
+            }
+        };
+        }
+        """, "cpp") == [
+        ("method", "rapidjson.MemoryPoolAllocator", "Clear", 4, 6),
+        ("method", "rapidjson.MemoryPoolAllocator", "Lock", 7, 7),
+        ("method", "rapidjson.MemoryPoolAllocator", "Size", 8, 10),
+        ("method", "rapidjson.MemoryPoolAllocator", "max_size", 11, 14),
+        ("method", "rapidjson.MemoryPoolAllocator", "MemoryPoolAllocator", 15, 17),
+    ]
+
+
 def test_cpp_a_macro_call_over_two_lines_at_namespace_scope_keeps_what_follows():
     """abseil's `ABSL_FLAG(int, limit, 256 << 10,` / `"help (bytes)");`: tree-sitter-cpp
     reads the call as a function's header, and its recovery swallowed the struct after it

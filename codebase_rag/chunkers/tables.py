@@ -141,9 +141,11 @@ _MACRO_LINE = rb"^[ \t]*+((?=_*+[A-Z])[A-Z_][A-Z0-9_]++(?:\([^()\n]*+\))?)[ \t]*
 _MACRO_BEFORE = rb"^[ \t]*+(?:template[ \t]*+<[^<>\n]*+>[ \t]*+)?" \
     rb"((?:[A-Z][A-Z0-9]*+_[A-Z0-9_]*+[ \t]++)++)(?=[A-Za-z_:~])"
 # an annotation between a function's header and its body, on a line of its own (gtest's
-# `void f()` / `    GTEST_LOCK_EXCLUDED_(mutex_) {`): read as a call, the body as a block
-_MACRO_AFTER = rb"(?:(?<=\)\n)|(?<=const\n))[ \t]++([A-Z][A-Z0-9_]*+(?:\([^()\n]*+\))?)" \
-    rb"[ \t]*+(?=\{)"
+# `void f()` / `    GTEST_LOCK_EXCLUDED_(mutex_) {`): read as a call, the body as a block;
+# on the header's line (rapidjson's `void Clear() RAPIDJSON_NOEXCEPT {`, leveldb's
+# `MutexLock(Mutex* mu) EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) {`): read as its name
+_MACRO_AFTER = rb"(?:(?:(?<=\)\n)|(?<=const\n))[ \t]++|(?<=\) )|(?<=const ))" \
+    rb"([A-Z][A-Z0-9_]*+(?:\([^()\n]*+\))?)[ \t]*+(?=\{|:(?!:)|\r?\n[ \t]*+\{)"
 _MACROS = b"|".join((_MACRO_LINE, _MACRO_BEFORE, _MACRO_AFTER))
 # a macro called as a statement, `;` after it, alone on its lines: unindented, at namespace
 # scope (gmock's `GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(unsigned char, '\0');`,
