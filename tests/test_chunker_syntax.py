@@ -517,6 +517,42 @@ def test_cpp_a_macro_called_with_a_type_in_a_body_keeps_what_follows():
     ]
 
 
+def test_cpp_a_namespace_opened_in_a_broken_region_holds_the_functions_after_it():
+    """googletest's gtest_unittest.cc: one unreadable `#if` early on makes the rest of the
+    file one ERROR, read again piece by piece between `}` lines. A namespace opened in one
+    piece (`namespace namespace1 {` / `class ... {...};`) holds the functions of the next
+    ones, until a piece ends with its `}`."""
+    assert chunks("""
+        namespace {
+        #if A
+        int f(int x) {
+        #else
+        int f(long x) {
+        #endif
+          return x;
+        }
+        }  // namespace
+
+        namespace namespace1 {
+        class MyType : public Base {
+         public:
+          explicit MyType(int an_x) : Base(an_x) {}
+        };
+        std::ostream& operator<<(std::ostream& os, const MyType& val) {
+          return os << val.x();
+        }
+        }  // namespace namespace1
+
+        void after() {
+        }
+        """, "cpp") == [
+        ("function", "", "f", 3, 8),
+        ("method", "namespace1.MyType", "MyType", 14, 14),
+        ("function", "namespace1", "operator<<", 16, 18),
+        ("function", "", "after", 21, 22),
+    ]
+
+
 def test_cpp_a_comparison_in_a_return_types_template_arguments_keeps_the_function():
     """Catch2's SFINAE overloads: tree-sitter-cpp read `) >=` and `) <` inside the return
     type's template arguments as the end of the list, so one function was lost, a bogus

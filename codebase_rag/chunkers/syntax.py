@@ -111,18 +111,46 @@ def _recover(data, syntax, root, found):
             continue
         found = [c for c in found if not first <= c.start_line <= last]
         opened, start = _opened(node) if node.type == "ERROR" else ((), node.start_byte)
-        around, row = namespace + opened, data.count(b"\n", 0, start)
+        around, row, braces = namespace + opened, data.count(b"\n", 0, start), []
         for a, b in zip([start] + ends, ends + [node.end_byte]):
             piece = data[a:b]
-            for c in _Walk(piece, syntax).run(parsers.parse(syntax.grammar, piece).root_node):
+            tree = parsers.parse(syntax.grammar, piece).root_node
+            inside = around + tuple(name for name in braces if name)
+            for c in _Walk(piece, syntax).run(tree):
                 if c.kind != "file":
                     found.append(dataclasses.replace(
                         c, start_line=c.start_line + row, end_line=c.end_line + row,
                         sig_line=c.sig_line + row, doc_lines=tuple(x + row for x in c.doc_lines),
-                        namespace=".".join(around + ((c.namespace,) if c.namespace else ()))))
+                        namespace=".".join(inside + ((c.namespace,) if c.namespace else ()))))
+            left_open, closed = _unbalanced(tree, syntax)
+            braces += left_open
+            del braces[max(0, len(braces) - closed):]
             row += piece.count(b"\n")
     found.sort(key=lambda c: (c.start_line, c.end_line))
     return found
+
+
+def _unbalanced(root, syntax):
+    """What a piece of a broken node leaves open for the pieces after it, and how many
+    braces it closes that it did not open: (the name of each block left open, outermost
+    first: a namespace's, or "" for any other block), count. A piece ends at a `}` line,
+    so a namespace opened in one piece (`namespace a {` / `class B {...};`) holds the
+    functions of the next ones until a piece ends with its `}`."""
+    left_open, closed, stack = [], 0, [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        for child in node.children:
+            if child.is_missing and child.type == "}":
+                owner = node.parent if node.type == "declaration_list" else node
+                name = owner.child_by_field_name("name") if owner is not None and \
+                    owner.type in syntax.namespaces else None
+                left_open.append((depth, ".".join(segments(name)) if name is not None else ""))
+            elif child.type == "}" and (node == root or node.type == "ERROR" and
+                                        node.parent == root):
+                closed += 1
+            elif child.child_count:
+                stack.append((child, depth + 1))
+    return [name for _, name in sorted(left_open)], closed
 
 
 def _opened(error):
