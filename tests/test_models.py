@@ -224,7 +224,7 @@ def test_an_index_embeds_with_its_folder_and_refuses_the_folder_changed(
         meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
         vectors = dict(con.execute("SELECT key, vec FROM vectors").fetchall())
     assert meta["model"] == resolve_model(str(folder))[1]
-    precision = meta.get("precision", "fp32")       # this machine's default: int8 or fp32
+    precision = meta.get("precision", "fp32")       # this machine's default precision
     exported = OnnxEmbedder(export, file=onnx_file(precision))
     rel = next(p for p in sorted(sample_tree.rglob("*.cs"))).relative_to(sample_tree).as_posix()
     texts = [w[3] for w in build_file(rel, (sample_tree / rel).read_text(),
