@@ -96,10 +96,10 @@ def team_problems(store, folder):
     root = store.root()
     files = sorted({wid.rsplit("#", 1)[0] for wid, key in store.window_keys().items()
                     if key in sample})              # a window's id: file#ordinal.window.key
-    texts = {}
+    texts, max_tokens = {}, model.max_tokens
     for rel in files:                   # cut as the build cut them
         text = read_source(root / rel)
-        built = build_file(rel, text, model.count_tokens, model.max_tokens) \
+        built = build_file(rel, text, model.count_tokens, max_tokens) \
             if text is not None else None
         for _, _, _, window in built[1] if built else ():
             key = cache_key(window, precision)

@@ -134,7 +134,8 @@ _COMMENT_IN_MACRO = rb"(/\*(?:[^*\n]|\*(?!/)){0,200}+\*/)" \
 # a macro alone on its line, a word or a call (fmt's `FMT_BEGIN_NAMESPACE`, Qt's `Q_OBJECT`,
 # rapidjson's `RAPIDJSON_DIAG_OFF(padded)`): read as the type of the declaration after it,
 # which then swallows what follows; not one a block follows (macro_functions: a test)
-_MACRO_LINE = rb"^[ \t]*+((?=_*+[A-Z])[A-Z_][A-Z0-9_]++(?:\([^()\n]*+\))?)[ \t]*+" \
+_MACRO_NAME = rb"(?=_*+[A-Z])[A-Z_][A-Z0-9_]++"        # capitals, digits and _, a capital in it
+_MACRO_LINE = rb"^[ \t]*+(" + _MACRO_NAME + rb"(?:\([^()\n]*+\))?)[ \t]*+" \
     rb"(?://[^\n]*+)?\r?$(?!\s*+\{)"
 # macros that open a declaration, CLI11's `CLI11_NODISCARD CLI11_INLINE std::string f()`:
 # read as its type, so `std::string` became the function's class
@@ -157,8 +158,8 @@ _MACROS = b"|".join((_MACRO_LINE, _MACRO_BEFORE, _MACRO_AFTER))
 # blanking them split Catch2's test cases into their SECTIONs
 _BUILTIN_TYPE = rb"\b(?:bool|char|short|int|long|float|double|void|signed|unsigned|size_t|" \
     rb"u?int(?:8|16|32|64)_t|wchar_t|char(?:8|16|32)_t)\b"
-_MACRO_STATEMENT = rb"^((?=_*+[A-Z])[A-Z_][A-Z0-9_]++\((?:[^(){};]|\([^(){};\n]{0,200}+\))" \
-    rb"{0,400}+\))[ \t]*+;[ \t]*+(?://[^\n]*+)?\r?$|^[ \t]++((?=_*+[A-Z])[A-Z_][A-Z0-9_]++\((?=[^()\n]*?" \
+_MACRO_STATEMENT = rb"^(" + _MACRO_NAME + rb"\((?:[^(){};]|\([^(){};\n]{0,200}+\)){0,400}+\))" \
+    rb"[ \t]*+;[ \t]*+(?://[^\n]*+)?\r?$|^[ \t]++(" + _MACRO_NAME + rb"\((?=[^()\n]*?" \
     + _BUILTIN_TYPE + rb")[^()\n]*+\))[ \t]*+;"
 # a comparison in the template arguments of a return type, on a line that opens with that
 # type (Catch2's `std::enable_if_t<sizeof(typename G::result_type) >= sizeof(T),` / `T> f()`):
