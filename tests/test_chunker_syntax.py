@@ -456,6 +456,56 @@ def test_cpp_a_macro_after_a_functions_header_on_its_line_is_not_its_name():
     ]
 
 
+def test_cpp_a_macro_for_if_and_a_macro_call_as_return_type_keep_the_class():
+    """rapidjson's `RAPIDJSON_IF_CONSTEXPR (sizeof(Ch) == 1) {...} else {...}`: read as a
+    call, its `else` closed the class, and GenericPointer's next 45 members lost it; its
+    `RAPIDJSON_DISABLEIF_RETURN((NotExpr<...>), (GenericValue&)) operator[](T* name) {`
+    (and the same on a line of its own) lost the function, or everything after it."""
+    assert chunks("""
+        class GenericPointer {
+        public:
+            template <typename T>
+            RAPIDJSON_DISABLEIF_RETURN((internal::NotExpr<internal::IsSame<T, Ch> >), (GenericPointer))
+            Append(T* name, Allocator* allocator = 0) const {
+                return Append(name, allocator);
+            }
+            GenericPointer Append(SizeType index) const {
+                RAPIDJSON_IF_CONSTEXPR (sizeof(Ch) == 1) {
+                    return Append(token, allocator);
+                }
+                else {
+                    Ch name[21];
+                    return Append(name, allocator);
+                }
+            }
+            template <typename T>
+            RAPIDJSON_DISABLEIF_RETURN((internal::NotExpr<internal::IsSame<T, Ch> >),(GenericValue&)) operator[](T* name) {
+                return (*this)[n];
+            }
+            bool IsValid() const { return parseErrorCode_ == kPointerParseErrorNone; }
+        };
+        """, "cpp") == [
+        ("method", "GenericPointer", "Append", 3, 7),
+        ("method", "GenericPointer", "Append", 8, 16),
+        ("method", "GenericPointer", "operator[]", 17, 20),
+        ("method", "GenericPointer", "IsValid", 21, 21),
+    ]
+
+
+def test_cpp_a_macro_call_ending_a_define_is_the_defines():
+    """The last line of a #define is its body, not a macro alone on its line: read as
+    blanks, the #define swallowed the next line and googletest's `TEST(Macros, Cat)` was
+    lost."""
+    assert chunks("""
+        #define EXPECT_EXPANSION(Result, Macro) \\
+          EXPECT_THAT("" GMOCK_PP_STRINGIZE(Macro), SameExceptSpaces(Result))
+
+        TEST(Macros, Cat) {
+          EXPECT_EXPANSION("14", GMOCK_PP_CAT(1, 4));
+        }
+        """, "cpp") == [("function", "", "TEST", 4, 6)]
+
+
 def test_cpp_a_macro_call_over_two_lines_at_namespace_scope_keeps_what_follows():
     """abseil's `ABSL_FLAG(int, limit, 256 << 10,` / `"help (bytes)");`: tree-sitter-cpp
     reads the call as a function's header, and its recovery swallowed the struct after it

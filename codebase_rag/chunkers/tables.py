@@ -41,6 +41,8 @@ The parts (every value is a node type of the grammar, or a map of node type -> c
               says why below); C++ also: `class LEVELDB_EXPORT Cache {` (read as a
               function named Cache) and a statement macro that opens a block, Catch2's
               `CATCH_TRY {` (read as an initializer list that closes the function early)
+  as_if       a pattern whose groups are read as `if` (then blanks): a macro that stands
+              for the keyword (C++ below)
 """
 from dataclasses import dataclass, field
 
@@ -69,6 +71,7 @@ class Syntax:
                                            # into pieces read alone (syntax.py's recovery)
     blank: bytes = b""                     # its groups are read as blanks: what the
                                            # grammar misreads (see above)
+    as_if: bytes = b""                     # its groups are read as the keyword `if`
 
 
 def words(text):
@@ -133,10 +136,12 @@ _COMMENT_IN_MACRO = rb"(/\*(?:[^*\n]|\*(?!/)){0,200}+\*/)" \
     rb"(?=[^\n]{0,1000}+(?:(?<=\\)|(?<=\\\r))\n)"
 # a macro alone on its line, a word or a call (fmt's `FMT_BEGIN_NAMESPACE`, Qt's `Q_OBJECT`,
 # rapidjson's `RAPIDJSON_DIAG_OFF(padded)`): read as the type of the declaration after it,
-# which then swallows what follows; not one a block follows (macro_functions: a test)
+# which then swallows what follows; not one a block follows (macro_functions: a test), nor
+# the last line of a #define (blank, the #define swallowed the next line: googletest's TEST)
 _MACRO_NAME = rb"(?=_*+[A-Z])[A-Z_][A-Z0-9_]++"        # capitals, digits and _, a capital in it
-_MACRO_LINE = rb"^[ \t]*+(" + _MACRO_NAME + rb"(?:\([^()\n]*+\))?)[ \t]*+" \
-    rb"(?://[^\n]*+)?\r?$(?!\s*+\{)"
+_MACRO_ARGS = rb"\((?:[^()\n]|\((?:[^()\n]|\([^()\n]{0,200}+\)){0,200}+\)){0,400}+\)"  # on its line
+_MACRO_LINE = rb"^(?<!\\\n)(?<!\\\r\n)[ \t]*+(" + _MACRO_NAME + rb"(?:" + _MACRO_ARGS + rb")?)" \
+    rb"[ \t]*+(?://[^\n]*+)?\r?$(?!\s*+\{)"
 # macros that open a declaration, CLI11's `CLI11_NODISCARD CLI11_INLINE std::string f()`:
 # read as its type, so `std::string` became the function's class
 _MACRO_BEFORE = rb"^[ \t]*+(?:template[ \t]*+<[^<>\n]*+>[ \t]*+)?" \
@@ -161,6 +166,16 @@ _BUILTIN_TYPE = rb"\b(?:bool|char|short|int|long|float|double|void|signed|unsign
 _MACRO_STATEMENT = rb"^(" + _MACRO_NAME + rb"\((?:[^(){};]|\([^(){};\n]{0,200}+\)){0,400}+\))" \
     rb"[ \t]*+;[ \t]*+(?://[^\n]*+)?\r?$|^[ \t]++(" + _MACRO_NAME + rb"\((?=[^()\n]*?" \
     + _BUILTIN_TYPE + rb")[^()\n]*+\))[ \t]*+;"
+# a macro call that is a function's return type, on the line of its name (rapidjson's
+# `RAPIDJSON_DISABLEIF_RETURN((NotExpr<...>), (GenericValue&)) operator[](T* name) {`): the
+# function is lost; read as blanks, the rest parses as a function without a return type
+_MACRO_RETURNS = rb"^[ \t]*+(" + _MACRO_NAME + _MACRO_ARGS + \
+    rb")[ \t]++(?=operator\b|[A-Za-z_~]\w*+[ \t]*+\()"
+# a macro that stands for `if` (rapidjson's `RAPIDJSON_IF_CONSTEXPR (sizeof(Ch) == 1) {`,
+# Catch2's `CHECKED_IF(x) {`): read as a call missing its `;`, the `else` after its block is
+# an error that closed the class around it (rapidjson's GenericPointer lost 45 members)
+_IF_MACRO = rb"^[ \t]++((?:[A-Z][A-Z0-9]*+_)+IF(?:_CONSTEXPR)?)[ \t]*+(?=" + _MACRO_ARGS + \
+    rb"[ \t]*+\{)"
 # a comparison in the template arguments of a return type, on a line that opens with that
 # type (Catch2's `std::enable_if_t<sizeof(typename G::result_type) >= sizeof(T),` / `T> f()`):
 # tree-sitter-cpp reads `> ` or `< ` as the list's end or a new one, so the function is
@@ -208,7 +223,8 @@ CPP = Syntax(
           rb"[^{};<>]*+)*+>\s*+)?(?:final\b|[:{]))"
           rb"|^[ \t]++([A-Z][A-Z0-9_]++)(?<!_)[ \t]*+(?=\{)|"
           + _MACROS + b"|" + _COMMENT_IN_MACRO + b"|" + _TEMPLATE_COMPARISON + b"|"
-          + _MACRO_STATEMENT,
+          + _MACRO_STATEMENT + b"|" + _MACRO_RETURNS,
+    as_if=_IF_MACRO,
     marks=("class_specifier", "namespace_definition", "template_declaration",
            "access_specifier", "qualified_identifier", "reference_declarator",
            "field_initializer_list", "destructor_name", "operator_name", "template_type",
