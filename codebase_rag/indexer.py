@@ -47,7 +47,7 @@ def build_file(rel, text, count_tokens, max_tokens=MAX_TOKENS):
     if chunks is None:
         return None
     lines = text.split("\n")
-    language = language_for(rel).name
+    language = getattr(chunks, "language", "") or language_for(rel).name   # a .h of C++: cpp
     rows, window_texts = [], []
     for ordinal, c in enumerate(chunks):
         cid = f"{rel}#{ordinal}"

@@ -492,6 +492,34 @@ def test_cpp_a_macro_for_if_and_a_macro_call_as_return_type_keep_the_class():
     ]
 
 
+def test_cpp_macros_before_a_class_name_or_between_a_type_and_a_functions_name():
+    """google/benchmark's `class BENCHMARK_EXPORT BENCHMARK_INTERNAL_CACHELINE_ALIGNED State {`
+    (two macros: State's 20 methods became one function named after the second), its
+    `class BENCHMARK_EXPORT BENCHMARK_DEPRECATED_MSG(` / `"...") CSVReporter` and its `int
+    BENCHMARK_NOINLINE Factorial(int n) {` (the macro read as Factorial's class)."""
+    assert chunks("""
+        namespace benchmark {
+        class BENCHMARK_EXPORT BENCHMARK_INTERNAL_CACHELINE_ALIGNED State {
+         public:
+          bool skipped() const { return skipped_; }
+        };
+        class BENCHMARK_EXPORT BENCHMARK_DEPRECATED_MSG(
+            "The CSV Reporter will be removed (soon)") CSVReporter
+            : public BenchmarkReporter {
+         public:
+          CSVReporter() : printed_header_(false) {}
+        };
+        int BENCHMARK_NOINLINE Factorial(int n) {
+          return (n == 1) ? 1 : n * Factorial(n - 1);
+        }
+        }
+        """, "cpp") == [
+        ("method", "benchmark.State", "skipped", 4, 4),
+        ("method", "benchmark.CSVReporter", "CSVReporter", 10, 10),
+        ("function", "benchmark", "Factorial", 12, 14),
+    ]
+
+
 def test_cpp_a_macro_call_ending_a_define_is_the_defines():
     """The last line of a #define is its body, not a macro alone on its line: read as
     blanks, the #define swallowed the next line and googletest's `TEST(Macros, Cat)` was

@@ -396,3 +396,22 @@ def test_rusts_test_module_in_a_file_yields_to_the_code_it_tests(tmp_path, word_
     assert ranked[0] == "parse_column_width", ranked
     asked = ask(store, word_embedder, "the test of parse column width of header text", k=1)
     assert asked[0].chunk.member.endswith("parses_the_column_width")
+
+
+def test_a_cpp_header_is_found_as_cpp_and_a_c_header_as_c(tmp_path, word_embedder):
+    """A .h file is chunked as C++ when its tree is C++: its members are C++ to a search
+    that asks for one language (--lang, the MCP tools' lang), not C."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "pool.h").write_text("class Pool {\n public:\n  void Clear() {\n    used = 0;\n"
+                                "  }\n};\n")
+    (src / "list.h").write_text("struct list { int used; };\n\nvoid list_clear(struct list *l) {\n"
+                                "    l->used = 0;\n}\n")
+    index_tree(str(src), str(tmp_path / "db"), progress=False, embedder=word_embedder)
+    store = Store(tmp_path / "db")
+    found = {lang: {(r.chunk.file, r.chunk.member) for r in
+                    ask(store, word_embedder, "clear the used count", k=5, language=lang)}
+             for lang in ("c", "cpp")}
+    assert ("pool.h", "Clear") in found["cpp"] and ("list.h", "list_clear") in found["c"]
+    assert not any(f == "pool.h" for f, _ in found["c"])
+    assert not any(f == "list.h" for f, _ in found["cpp"])

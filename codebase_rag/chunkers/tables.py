@@ -152,7 +152,16 @@ _MACRO_BEFORE = rb"^[ \t]*+(?:template[ \t]*+<[^<>\n]*+>[ \t]*+)?" \
 # `MutexLock(Mutex* mu) EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) {`): read as its name
 _MACRO_AFTER = rb"(?:(?:(?<=\)\n)|(?<=const\n))[ \t]++|(?<=\) )|(?<=const ))" \
     rb"([A-Z][A-Z0-9_]*+(?:\([^()\n]*+\))?)[ \t]*+(?=\{|:(?!:)|\r?\n[ \t]*+\{)"
-_MACROS = b"|".join((_MACRO_LINE, _MACRO_BEFORE, _MACRO_AFTER))
+# a macro between a function's return type and its name, on the line that opens with them
+# (google/benchmark's `int BENCHMARK_NOINLINE Factorial(int n) {`, curl's `static
+# CURL_THREAD_RETURN_T CURL_STDCALL run(void *arg)`): read as the name's scope. A macro
+# right after `static` is the type itself (curl's `static SIGHANDLER_T set_signal(`)
+_MACRO_BETWEEN = rb"^[ \t]*+(?:template[ \t]*+<[^<>\n]*+>[ \t]*+)?" \
+    rb"(?:(?:static|inline|extern|virtual|constexpr|friend|explicit)" \
+    rb"[ \t]++)*+(?!(?:return|else|typedef|new|delete|throw|case|goto|sizeof)\b)" \
+    rb"[A-Za-z_][\w:]*+(?:<[^<>\n]*+>)?[ \t*&]*?[ \t]++([A-Z][A-Z0-9]*+_[A-Z0-9_]*+)[ \t]++" \
+    rb"(?=[A-Za-z_~]\w*+[ \t]*+\()"
+_MACROS = b"|".join((_MACRO_LINE, _MACRO_BEFORE, _MACRO_AFTER, _MACRO_BETWEEN))
 # a macro called as a statement, `;` after it, alone on its lines: unindented, at namespace
 # scope (gmock's `GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(unsigned char, '\0');`,
 # abseil's `ABSL_FLAG(int, limit, 256 << 10,` / `"help");`), or indented with a built-in
@@ -218,7 +227,8 @@ CPP = Syntax(
     - {"operator"},
     macro_functions=("expression_statement", "compound_statement"),
     cut=rb"^\}[^\n]*\n",
-    blank=rb"\b(?:class|struct|union)\s++([A-Z][A-Z0-9_]++(?:\([^()\n]*+\))?)\s++"
+    blank=rb"\b(?:class|struct|union)\s++((?:[A-Z][A-Z0-9_]++(?:\((?:[^()]|\([^()]{0,200}+\))"
+          rb"{0,400}+\))?\s++)+)"
           rb"(?=(?:\[\[[^\]\n]{0,200}+\]\]\s*+)*+[A-Za-z_]\w*+\s*+(?:<[^{};<>]*+(?:<[^{};<>]*+>"
           rb"[^{};<>]*+)*+>\s*+)?(?:final\b|[:{]))"
           rb"|^[ \t]++([A-Z][A-Z0-9_]++)(?<!_)[ \t]*+(?=\{)|"
