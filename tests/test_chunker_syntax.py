@@ -520,6 +520,47 @@ def test_cpp_macros_before_a_class_name_or_between_a_type_and_a_functions_name()
     ]
 
 
+def test_cpp_macros_for_try_catch_and_an_access_specifier_keep_the_class():
+    """nlohmann/json's `JSON_TRY` / `{...}` / `JSON_CATCH(...) {}` (the catch came out as a
+    function inside the one around it) and `JSON_PRIVATE_UNLESS_TESTED:` (read as a
+    bit-field, the class after it was one chunk: its methods were lost)."""
+    assert chunks("""
+        template<typename BasicJsonType>
+        class iter_impl
+        {
+          public:
+            void assert_invariant() const noexcept {
+                JSON_TRY
+                {
+                    check();
+                }
+                JSON_CATCH(...) {} // LCOV_EXCL_LINE
+            }
+
+          JSON_PRIVATE_UNLESS_TESTED:
+            /*!
+            @brief set the iterator to the first value
+            */
+            void set_begin() noexcept
+            {
+                switch (m_object->m_data.m_type)
+                {
+                    case value_t::object:
+                    {
+                        m_it.object_iterator = m_object->m_data.m_value.object->begin();
+                        break;
+                    }
+                    default:
+                        break;
+                }
+            }
+        };
+        """, "cpp") == [
+        ("method", "iter_impl", "assert_invariant", 5, 11),
+        ("method", "iter_impl", "set_begin", 14, 29),
+    ]
+
+
 def test_cpp_a_macro_call_ending_a_define_is_the_defines():
     """The last line of a #define is its body, not a macro alone on its line: read as
     blanks, the #define swallowed the next line and googletest's `TEST(Macros, Cat)` was

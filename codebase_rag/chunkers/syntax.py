@@ -186,10 +186,10 @@ def _broken(root, syntax):
 
 
 def _blanked(data, syntax):
-    """data with the groups of the table's `blank` read as spaces and those of its `as_if`
-    as `if` (same length, same lines)."""
+    """data with the groups of the table's `blank` read as spaces and those of its
+    `keyword_macros` as their keywords (same length, same lines)."""
     out = bytearray(data)
-    for pattern, word in ((syntax.blank, b""), (syntax.as_if, b"if")):
+    for word, pattern in ((b"", syntax.blank), *syntax.keyword_macros):
         for m in re.finditer(pattern, data, re.M) if pattern else ():
             a, b = next(m.span(g) for g in range(1, m.re.groups + 1) if m.start(g) >= 0)
             out[a:b] = word + bytes(c if c == 10 else 32 for c in data[a + len(word):b])

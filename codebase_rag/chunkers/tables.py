@@ -41,8 +41,8 @@ The parts (every value is a node type of the grammar, or a map of node type -> c
               says why below); C++ also: `class LEVELDB_EXPORT Cache {` (read as a
               function named Cache) and a statement macro that opens a block, Catch2's
               `CATCH_TRY {` (read as an initializer list that closes the function early)
-  as_if       a pattern whose groups are read as `if` (then blanks): a macro that stands
-              for the keyword (C++ below)
+  keyword_macros  (keyword, pattern) pairs: each pattern's groups are read as the keyword
+              (then blanks): macros that stand for a keyword (C++ below)
 """
 from dataclasses import dataclass, field
 
@@ -71,7 +71,7 @@ class Syntax:
                                            # into pieces read alone (syntax.py's recovery)
     blank: bytes = b""                     # its groups are read as blanks: what the
                                            # grammar misreads (see above)
-    as_if: bytes = b""                     # its groups are read as the keyword `if`
+    keyword_macros: tuple = ()             # (keyword, pattern): its groups read as the keyword
 
 
 def words(text):
@@ -185,6 +185,17 @@ _MACRO_RETURNS = rb"^[ \t]*+(" + _MACRO_NAME + _MACRO_ARGS + \
 # an error that closed the class around it (rapidjson's GenericPointer lost 45 members)
 _IF_MACRO = rb"^[ \t]++((?:[A-Z][A-Z0-9]*+_)+IF(?:_CONSTEXPR)?)[ \t]*+(?=" + _MACRO_ARGS + \
     rb"[ \t]*+\{)"
+# a macro that stands for an access specifier, alone on its line (nlohmann/json's
+# `JSON_PRIVATE_UNLESS_TESTED:`, private unless its tests are built): read as a bit-field
+# or a label, it broke the class (iter_impl's methods); any access reads the same here
+_ACCESS_MACRO = rb"^[ \t]*+((?:[A-Z][A-Z0-9]*+_)*(?:PRIVATE|PROTECTED|PUBLIC)(?:_[A-Z0-9]++)*+)" \
+    rb"[ \t]*+:(?!:)[ \t]*+\r?$"
+# macros that stand for `try` and `catch`, their block on the same line or the next
+# (nlohmann/json's `JSON_TRY` / `{...}` / `JSON_CATCH(...) {}`, fmt's `FMT_TRY {`): the
+# catch was read as a function that a macro defines, inside the function around it; read
+# as blanks, each is a plain block
+_TRY_CATCH_MACRO = rb"^[ \t]++((?:[A-Z][A-Z0-9]*+_)+(?:TRY|CATCH[ \t]*+" + _MACRO_ARGS + \
+    rb"))[ \t]*+(?=(?://[^\n]*+)?(?:\r?\n[ \t]*+)?\{)"
 # a comparison in the template arguments of a return type, on a line that opens with that
 # type (Catch2's `std::enable_if_t<sizeof(typename G::result_type) >= sizeof(T),` / `T> f()`):
 # tree-sitter-cpp reads `> ` or `< ` as the list's end or a new one, so the function is
@@ -233,8 +244,8 @@ CPP = Syntax(
           rb"[^{};<>]*+)*+>\s*+)?(?:final\b|[:{]))"
           rb"|^[ \t]++([A-Z][A-Z0-9_]++)(?<!_)[ \t]*+(?=\{)|"
           + _MACROS + b"|" + _COMMENT_IN_MACRO + b"|" + _TEMPLATE_COMPARISON + b"|"
-          + _MACRO_STATEMENT + b"|" + _MACRO_RETURNS,
-    as_if=_IF_MACRO,
+          + _MACRO_STATEMENT + b"|" + _MACRO_RETURNS + b"|" + _TRY_CATCH_MACRO,
+    keyword_macros=((b"if", _IF_MACRO), (b"public", _ACCESS_MACRO)),
     marks=("class_specifier", "namespace_definition", "template_declaration",
            "access_specifier", "qualified_identifier", "reference_declarator",
            "field_initializer_list", "destructor_name", "operator_name", "template_type",
