@@ -561,6 +561,70 @@ def test_cpp_macros_for_try_catch_and_an_access_specifier_keep_the_class():
     ]
 
 
+def test_cpp_catch2s_catch_macros_and_an_unnamed_pointer_parameter_with_a_default():
+    """Catch2's `} CATCH_CATCH_ANON (TestFailureException const&) {` / `} CATCH_CATCH_ALL{`
+    after a `CATCH_TRY {` block (Benchmark's methods after it were lost), and its
+    `void destruct_on_exit(std::enable_if_t<Destruct, U>* = nullptr) {` (ObjectStorage's
+    methods were one chunk named `enable_if_t`)."""
+    assert chunks("""
+        struct Benchmark {
+            void run() {
+                CATCH_TRY {
+                    measure();
+                } CATCH_CATCH_ANON (TestFailureException const&) {
+                    failed();
+                } CATCH_CATCH_ALL{
+                    std::rethrow_exception(std::current_exception());
+                }
+            }
+            explicit operator bool() { return true; }
+        };
+        template <typename T, bool Destruct>
+        struct ObjectStorage
+        {
+            template <typename U>
+            void destruct_on_exit(std::enable_if_t<Destruct, U>* = nullptr) { destruct<true>(); }
+            template <typename U>
+            void destruct_on_exit(std::enable_if_t<!Destruct, U>* = nullptr) { }
+            T& stored_object() { return *static_cast<T*>(static_cast<void*>(data)); }
+        };
+        """, "cpp") == [
+        ("method", "Benchmark", "run", 2, 10),
+        ("method", "Benchmark", "operator bool", 11, 11),
+        ("method", "ObjectStorage", "destruct_on_exit", 16, 17),
+        ("method", "ObjectStorage", "destruct_on_exit", 18, 19),
+        ("method", "ObjectStorage", "stored_object", 20, 20),
+    ]
+
+
+def test_signatures_and_docs_are_read_as_written_not_as_blanked():
+    """What the grammar reads with blanks stays out of what the index shows: a blanked
+    default (`= nullptr`), a blanked macro, and a type after `static` (curl's
+    `check_sspi_err(..., SECURITY_STATUS status, ...)` had lost its parameter's type)."""
+    [a, b] = chunk("""
+        struct ObjectStorage {
+            void destruct_on_exit(std::enable_if_t<Destruct, U>* = nullptr) { destruct(); }
+            /*
+               Frees what Malloc gave, as
+               RAPIDJSON_DELETE(ptr)
+            */
+            static void Free(void *ptr) RAPIDJSON_NOEXCEPT { std::free(ptr); }
+        };
+        """, "cpp")
+    assert a.signature == "void destruct_on_exit(std::enable_if_t<Destruct, U>* = nullptr)"
+    assert b.signature == "static void Free(void *ptr) RAPIDJSON_NOEXCEPT"
+    assert b.doc == "Frees what Malloc gave, as RAPIDJSON_DELETE(ptr)"
+    [c] = chunk("""
+        static int check_sspi_err(struct Curl_easy *data, SECURITY_STATUS status,
+                                  const char *function)
+        {
+          return status;
+        }
+        """, "c")
+    assert c.signature == ("static int check_sspi_err(struct Curl_easy *data, SECURITY_STATUS "
+                           "status, const char *function)")
+
+
 def test_cpp_a_macro_call_ending_a_define_is_the_defines():
     """The last line of a #define is its body, not a macro alone on its line: read as
     blanks, the #define swallowed the next line and googletest's `TEST(Macros, Cat)` was

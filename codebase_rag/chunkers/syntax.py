@@ -71,7 +71,7 @@ def chunk(text, ext, table):
     if long_line:
         raise ChunkerLimit(f"looks minified or generated: line {long_line[0]:,} has "
                            f"{long_line[1]:,} characters of code")
-    data = text.encode("utf-8", "surrogatepass")
+    source = data = text.encode("utf-8", "surrogatepass")
     other, language, tree = SHARED.get((table, ext)), "", None
     if other:
         tree = parsers.parse(TABLES[other].grammar, _blanked(data, TABLES[other]))
@@ -84,23 +84,24 @@ def chunk(text, ext, table):
         tree = parsers.parse(TABLES[table].grammar, data)
     root = tree.root_node
     syntax = TABLES[table]
-    found = _Walk(data, syntax).run(root)
+    found = _Walk(data, syntax, source).run(root)
     if syntax.cut and root.has_error:
-        found = _recover(data, syntax, root, found)
+        found = _recover(data, syntax, root, found, source)
     result = Chunks(found)
     result.parse_errors = parsers.count_errors(root)
     result.language = language
     return result
 
 
-def _recover(data, syntax, root, found):
+def _recover(data, syntax, root, found, source):
     """Where tree-sitter could not recover (a macro it cannot read derails the rest of the
     file into one ERROR, or into one function's body), the broken node is cut at the
     table's `cut` lines (C: a `}` at the start of a line ends a function or a type) and each
     piece is read on its own, so one unreadable line costs its own function only. For a
     language with no containers or namespaces (C), whose pieces lose nothing by being read
     alone, the node is the whole file; otherwise each ERROR or function with an error at
-    file or namespace level, its pieces' chunks in that namespace."""
+    file or namespace level, its pieces' chunks in that namespace. source: the file as
+    written (data is as read: _blanked)."""
     cut = re.compile(syntax.cut, re.M)
     whole = not syntax.containers and not syntax.namespaces
     for node, namespace in [(root, ())] if whole else _broken(root, syntax):
@@ -116,7 +117,7 @@ def _recover(data, syntax, root, found):
             piece = data[a:b]
             tree = parsers.parse(syntax.grammar, piece).root_node
             inside = around + tuple(name for name in braces if name)
-            for c in _Walk(piece, syntax).run(tree):
+            for c in _Walk(piece, syntax, source[a:b]).run(tree):
                 if c.kind != "file":
                     found.append(dataclasses.replace(
                         c, start_line=c.start_line + row, end_line=c.end_line + row,
@@ -270,8 +271,10 @@ class _Frame:
 
 
 class _Walk:
-    def __init__(self, data, syntax):
-        self.data, self.s = data, syntax
+    """data: the bytes the tree was parsed from; source: the same as written (the table's
+    blanks undone), which signatures and doc comments are read from."""
+    def __init__(self, data, syntax, source):
+        self.data, self.s, self.source = data, syntax, source
         self.name_ok = re.compile(rf"(?:{syntax.names_ok})\Z")
         self.items = set(syntax.functions) | set(syntax.types) | set(syntax.containers) | \
             set(syntax.namespaces) | syntax.wrappers | syntax.holders
@@ -402,7 +405,7 @@ class _Walk:
             self.chunks.append(Chunk(
                 ".".join(frame.namespace), ".".join(frame.chain), segs[-1], "function",
                 start, last_line(node), max(start, first_line(name)),
-                " ".join(_text(outer).rstrip(";").split())[:MAX_SIGNATURE], doc, frame.doc,
+                " ".join(self.text(outer).rstrip(";").split())[:MAX_SIGNATURE], doc, frame.doc,
                 doc_lines))
 
     def close(self, frame):
@@ -483,7 +486,7 @@ class _Walk:
         comments = [p for p in block if p.type not in self.s.leading or "comment" in p.type]
         if not comments:
             return block, "", ()
-        doc = " ".join(d for d in (doc_text(_text(c)) for c in comments) if d)
+        doc = " ".join(d for d in (doc_text(self.text(c)) for c in comments) if d)
         first, last = first_line(comments[0]), last_line(comments[-1])
         interleaved = any(first < first_line(p) < last for p in block if p not in comments)
         return block, doc, () if interleaved else (first, last)
@@ -499,8 +502,12 @@ class _Walk:
             self.data.find(b"\n", outer.start_byte)
         if end < 0 or end > outer.end_byte:
             end = outer.end_byte
-        text = self.data[outer.start_byte:end].decode("utf-8", "replace")
+        text = self.source[outer.start_byte:end].decode("utf-8", "replace")
         return " ".join(text.split())[:MAX_SIGNATURE]
+
+    def text(self, node):
+        """A node's text as written."""
+        return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
     def whole_file(self, root):
         code = [c for c in root.named_children if c.type not in self.s.leading]

@@ -191,11 +191,15 @@ _IF_MACRO = rb"^[ \t]++((?:[A-Z][A-Z0-9]*+_)+IF(?:_CONSTEXPR)?)[ \t]*+(?=" + _MA
 _ACCESS_MACRO = rb"^[ \t]*+((?:[A-Z][A-Z0-9]*+_)*(?:PRIVATE|PROTECTED|PUBLIC)(?:_[A-Z0-9]++)*+)" \
     rb"[ \t]*+:(?!:)[ \t]*+\r?$"
 # macros that stand for `try` and `catch`, their block on the same line or the next
-# (nlohmann/json's `JSON_TRY` / `{...}` / `JSON_CATCH(...) {}`, fmt's `FMT_TRY {`): the
+# (nlohmann/json's `JSON_TRY` / `{...}` / `JSON_CATCH(...) {}`, Catch2's `} CATCH_CATCH_ALL{`): the
 # catch was read as a function that a macro defines, inside the function around it; read
 # as blanks, each is a plain block
-_TRY_CATCH_MACRO = rb"^[ \t]++((?:[A-Z][A-Z0-9]*+_)+(?:TRY|CATCH[ \t]*+" + _MACRO_ARGS + \
-    rb"))[ \t]*+(?=(?://[^\n]*+)?(?:\r?\n[ \t]*+)?\{)"
+_TRY_CATCH_MACRO = rb"(?:^[ \t]++|(?<=\})[ \t]*+)((?:[A-Z][A-Z0-9]*+_)+(?:TRY|CATCH(?:_ALL|_ANON)?" \
+    rb"(?:[ \t]*+" + _MACRO_ARGS + rb")?))[ \t]*+(?=(?://[^\n]*+)?(?:\r?\n[ \t]*+)?\{)"
+# an unnamed pointer parameter with a default (Catch2's `void destruct_on_exit(
+# std::enable_if_t<Destruct, U>* = nullptr) {`): tree-sitter-cpp has no form for it, and
+# ObjectStorage's methods were one chunk; its default read as blanks, the parameter parses
+_UNNAMED_DEFAULT = rb"(?<=\*)[ \t]*+(=[ \t]*+nullptr)(?=[ \t]*+\))"
 # a comparison in the template arguments of a return type, on a line that opens with that
 # type (Catch2's `std::enable_if_t<sizeof(typename G::result_type) >= sizeof(T),` / `T> f()`):
 # tree-sitter-cpp reads `> ` or `< ` as the list's end or a new one, so the function is
@@ -244,7 +248,8 @@ CPP = Syntax(
           rb"[^{};<>]*+)*+>\s*+)?(?:final\b|[:{]))"
           rb"|^[ \t]++([A-Z][A-Z0-9_]++)(?<!_)[ \t]*+(?=\{)|"
           + _MACROS + b"|" + _COMMENT_IN_MACRO + b"|" + _TEMPLATE_COMPARISON + b"|"
-          + _MACRO_STATEMENT + b"|" + _MACRO_RETURNS + b"|" + _TRY_CATCH_MACRO,
+          + _MACRO_STATEMENT + b"|" + _MACRO_RETURNS + b"|" + _TRY_CATCH_MACRO \
+          + b"|" + _UNNAMED_DEFAULT,
     keyword_macros=((b"if", _IF_MACRO), (b"public", _ACCESS_MACRO)),
     marks=("class_specifier", "namespace_definition", "template_declaration",
            "access_specifier", "qualified_identifier", "reference_declarator",
