@@ -81,9 +81,9 @@ LANGUAGES = (
     Language("rust", (".rs",), "syntax", 1, syntax="rust",
              test_dir=re.compile(r"^tests$"), test_file=NEVER,
              test_namespace=re.compile(r"(^|\.)tests?(\.|$)"), excludes=("target/",)),
-    Language("c", (".c", ".h"), "syntax", 15, syntax="c",
+    Language("c", (".c", ".h"), "syntax", 16, syntax="c",
              test_dir=NEVER, test_file=NEVER, excludes=("build/", "third_party/")),
-    Language("cpp", (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx"), "syntax", 15, syntax="cpp",
+    Language("cpp", (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx"), "syntax", 16, syntax="cpp",
              test_dir=NEVER, test_file=NEVER, excludes=("build/", "third_party/")),
 )
 EXTENSIONS = tuple(ext for lang in LANGUAGES for ext in lang.extensions)

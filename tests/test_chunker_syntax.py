@@ -597,6 +597,29 @@ def test_cpp_catch2s_catch_macros_and_an_unnamed_pointer_parameter_with_a_defaul
     ]
 
 
+def test_cpp_a_macro_between_if_and_its_condition():
+    """fmt's `if FMT_CONSTEXPR20 (need_copy<T>::value) {` (`constexpr` or nothing): the
+    `if` was lost, and every member of dynamic_format_arg_store after it with it."""
+    assert chunks("""
+        class dynamic_format_arg_store {
+         public:
+          template <typename T> void push_back(const named_arg<T, char_type>& arg) {
+            if FMT_CONSTEXPR20 (need_copy<T>::value) {
+              emplace_arg(fmt::arg(arg_name, dynamic_args_.push<stored_t<T>>(arg.value)));
+            } else {
+              emplace_arg(fmt::arg(arg_name, arg.value));
+            }
+          }
+          void clear() {
+            data_.clear();
+          }
+        };
+        """, "cpp") == [
+        ("method", "dynamic_format_arg_store", "push_back", 3, 9),
+        ("method", "dynamic_format_arg_store", "clear", 10, 12),
+    ]
+
+
 def test_signatures_and_docs_are_read_as_written_not_as_blanked():
     """What the grammar reads with blanks stays out of what the index shows: a blanked
     default (`= nullptr`), a blanked macro, and a type after `static` (curl's

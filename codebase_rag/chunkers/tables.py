@@ -196,6 +196,9 @@ _ACCESS_MACRO = rb"^[ \t]*+((?:[A-Z][A-Z0-9]*+_)*(?:PRIVATE|PROTECTED|PUBLIC)(?:
 # as blanks, each is a plain block
 _TRY_CATCH_MACRO = rb"(?:^[ \t]++|(?<=\})[ \t]*+)((?:[A-Z][A-Z0-9]*+_)+(?:TRY|CATCH(?:_ALL|_ANON)?" \
     rb"(?:[ \t]*+" + _MACRO_ARGS + rb")?))[ \t]*+(?=(?://[^\n]*+)?(?:\r?\n[ \t]*+)?\{)"
+# a macro between `if` and its condition (fmt's `if FMT_CONSTEXPR20 (need_copy<T>::value) {`,
+# `constexpr` or nothing): the `if` was lost and dynamic_format_arg_store with it
+_IF_QUALIFIER = rb"(?:^[ \t]*+|\belse[ \t]++|\}[ \t]*+)if[ \t]++([A-Z][A-Z0-9_]*+)[ \t]*+(?=\()"
 # an unnamed pointer parameter with a default (Catch2's `void destruct_on_exit(
 # std::enable_if_t<Destruct, U>* = nullptr) {`): tree-sitter-cpp has no form for it, and
 # ObjectStorage's methods were one chunk; its default read as blanks, the parameter parses
@@ -249,7 +252,7 @@ CPP = Syntax(
           rb"|^[ \t]++([A-Z][A-Z0-9_]++)(?<!_)[ \t]*+(?=\{)|"
           + _MACROS + b"|" + _COMMENT_IN_MACRO + b"|" + _TEMPLATE_COMPARISON + b"|"
           + _MACRO_STATEMENT + b"|" + _MACRO_RETURNS + b"|" + _TRY_CATCH_MACRO \
-          + b"|" + _UNNAMED_DEFAULT,
+          + b"|" + _UNNAMED_DEFAULT + b"|" + _IF_QUALIFIER,
     keyword_macros=((b"if", _IF_MACRO), (b"public", _ACCESS_MACRO)),
     marks=("class_specifier", "namespace_definition", "template_declaration",
            "access_specifier", "qualified_identifier", "reference_declarator",
