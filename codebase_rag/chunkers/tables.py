@@ -37,10 +37,9 @@ The parts (every value is a node type of the grammar, or a map of node type -> c
               alone (C, C++: a `}` that opens a line ends a function)
   blank       a pattern whose groups are read as spaces (lines and columns kept): what
               the grammar misreads. C and C++: a comment inside a multi-line #define, a
-              macro alone on its line and macros that open a declaration (each pattern
-              says why below); C++ also: `class LEVELDB_EXPORT Cache {` (read as a
-              function named Cache) and a statement macro that opens a block, Catch2's
-              `CATCH_TRY {` (read as an initializer list that closes the function early)
+              macro alone on its line and macros that open a declaration; C++ also
+              macros in a class's header, in a function's header, for try and catch,
+              and a few templates (each pattern says below what it was misread as)
   keyword_macros  (keyword, pattern) pairs: each pattern's groups are read as the keyword
               (then blanks): macros that stand for a keyword (C++ below)
 """
@@ -191,11 +190,12 @@ _IF_MACRO = rb"^[ \t]++((?:[A-Z][A-Z0-9]*+_)+IF(?:_CONSTEXPR)?)[ \t]*+(?=" + _MA
 _ACCESS_MACRO = rb"^[ \t]*+((?:[A-Z][A-Z0-9]*+_)*(?:PRIVATE|PROTECTED|PUBLIC)(?:_[A-Z0-9]++)*+)" \
     rb"[ \t]*+:(?!:)[ \t]*+\r?$"
 # macros that stand for `try` and `catch`, their block on the same line or the next
-# (nlohmann/json's `JSON_TRY` / `{...}` / `JSON_CATCH(...) {}`, Catch2's `} CATCH_CATCH_ALL{`): the
-# catch was read as a function that a macro defines, inside the function around it; read
-# as blanks, each is a plain block
-_TRY_CATCH_MACRO = rb"(?:^[ \t]++|(?<=\})[ \t]*+)((?:[A-Z][A-Z0-9]*+_)+(?:TRY|CATCH(?:_ALL|_ANON)?" \
-    rb"(?:[ \t]*+" + _MACRO_ARGS + rb")?))[ \t]*+(?=(?://[^\n]*+)?(?:\r?\n[ \t]*+)?\{)"
+# (nlohmann/json's `JSON_TRY` / `{...}` / `JSON_CATCH(...) {}`, Catch2's `} CATCH_CATCH_ALL{`):
+# the catch was read as a function that a macro defines, inside the function around it;
+# read as blanks, each is a plain block
+_TRY_CATCH_MACRO = rb"(?:^[ \t]++|(?<=\})[ \t]*+)((?:[A-Z][A-Z0-9]*+_)+" \
+    rb"(?:TRY|CATCH(?:_ALL|_ANON)?(?:[ \t]*+" + _MACRO_ARGS + rb")?))[ \t]*+" \
+    rb"(?=(?://[^\n]*+)?(?:\r?\n[ \t]*+)?\{)"
 # a macro between `if` and its condition (fmt's `if FMT_CONSTEXPR20 (need_copy<T>::value) {`,
 # `constexpr` or nothing): the `if` was lost and dynamic_format_arg_store with it
 _IF_QUALIFIER = rb"(?:^[ \t]*+|\belse[ \t]++|\}[ \t]*+)if[ \t]++([A-Z][A-Z0-9_]*+)[ \t]*+(?=\()"
@@ -211,6 +211,16 @@ _UNNAMED_DEFAULT = rb"(?<=\*)[ \t]*+(=[ \t]*+nullptr)(?=[ \t]*+\))"
 # as it is)
 _TEMPLATE_COMPARISON = rb"^[ \t]*+(?:typename[ \t]++)?(?:[A-Za-z_]\w*+::)*+[A-Za-z_]\w*+<" \
     rb"[^;{}<>\n]{0,200}?\)[ \t]*+(>=|<=|<(?![<=]))"
+
+# C++ also: macros between `class` and its name (`class LEVELDB_EXPORT Cache {`, google/
+# benchmark's `class BENCHMARK_EXPORT BENCHMARK_INTERNAL_CACHELINE_ALIGNED State {`), read as
+# a function named Cache; and a statement macro that opens a block (Catch2's `CATCH_TRY {`),
+# read as an initializer list that closed the function early
+_CLASS_MACROS = rb"\b(?:class|struct|union)\s++" \
+    rb"((?:[A-Z][A-Z0-9_]++(?:\((?:[^()]|\([^()]{0,200}+\)){0,400}+\))?\s++)+)" \
+    rb"(?=(?:\[\[[^\]\n]{0,200}+\]\]\s*+)*+[A-Za-z_]\w*+\s*+(?:<[^{};<>]*+(?:<[^{};<>]*+>" \
+    rb"[^{};<>]*+)*+>\s*+)?(?:final\b|[:{]))"
+_BLOCK_MACRO = rb"^[ \t]++([A-Z][A-Z0-9_]++)(?<!_)[ \t]*+(?=\{)"
 
 C = Syntax(
     "tree_sitter_c",
@@ -245,14 +255,9 @@ CPP = Syntax(
     - {"operator"},
     macro_functions=("expression_statement", "compound_statement"),
     cut=rb"^\}[^\n]*\n",
-    blank=rb"\b(?:class|struct|union)\s++((?:[A-Z][A-Z0-9_]++(?:\((?:[^()]|\([^()]{0,200}+\))"
-          rb"{0,400}+\))?\s++)+)"
-          rb"(?=(?:\[\[[^\]\n]{0,200}+\]\]\s*+)*+[A-Za-z_]\w*+\s*+(?:<[^{};<>]*+(?:<[^{};<>]*+>"
-          rb"[^{};<>]*+)*+>\s*+)?(?:final\b|[:{]))"
-          rb"|^[ \t]++([A-Z][A-Z0-9_]++)(?<!_)[ \t]*+(?=\{)|"
-          + _MACROS + b"|" + _COMMENT_IN_MACRO + b"|" + _TEMPLATE_COMPARISON + b"|"
-          + _MACRO_STATEMENT + b"|" + _MACRO_RETURNS + b"|" + _TRY_CATCH_MACRO \
-          + b"|" + _UNNAMED_DEFAULT + b"|" + _IF_QUALIFIER,
+    blank=b"|".join((_CLASS_MACROS, _BLOCK_MACRO, _MACROS, _COMMENT_IN_MACRO,
+                     _TEMPLATE_COMPARISON, _MACRO_STATEMENT, _MACRO_RETURNS, _TRY_CATCH_MACRO,
+                     _UNNAMED_DEFAULT, _IF_QUALIFIER)),
     keyword_macros=((b"if", _IF_MACRO), (b"public", _ACCESS_MACRO)),
     marks=("class_specifier", "namespace_definition", "template_declaration",
            "access_specifier", "qualified_identifier", "reference_declarator",
