@@ -46,8 +46,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from codebase_rag.chunkers.syntax import SHARED
-from codebase_rag.languages import LANGUAGES
+from codebase_rag.languages import LANGUAGES, extensions_read
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -66,10 +65,9 @@ def sets(args):
         if len(found) > 1:
             raise SystemExit(f"{args.devsets}: {len(found)} {lang.name} sets "
                              f"({', '.join(f.name for f, _ in found)}); keep one")
-        exts = lang.extensions + tuple(ext for (_, ext), other in SHARED.items()
-                                       if other == lang.name)     # C++ reads a .h too
         for folder, data in found:
-            driver[f"{lang.name}-sum"] = (data, folder / "corpus", ",".join(exts))
+            driver[f"{lang.name}-sum"] = (data, folder / "corpus",
+                                          ",".join(extensions_read(lang)))   # C++: a .h too
     return {
         "cs-sum": (KIT / "data/dev-ppy__osu.jsonl", Path(args.osu_corpus), ".cs"),
         "cs-nl": (KIT / "data/dev-nl-osu.jsonl", Path(args.osu_tree), ".cs"),

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from codebase_rag.chunkers import ChunkerLimit, contract, typescript
-from codebase_rag.languages import LANGUAGES
+from codebase_rag.languages import by_name as row
 from codebase_rag.walk import read_source
 
 CS_FRAGMENTS = [
@@ -82,10 +82,6 @@ RUST_FRAGMENTS = [
 def problems_of(name):
     """The one chunk contract (codebase_rag/chunkers/contract.py), for a language."""
     return lambda text, chunks: contract.problems(text, chunks, name)
-
-
-def row(name):
-    return next(lang for lang in LANGUAGES if lang.name == name)
 
 
 LANGS = {

@@ -41,18 +41,13 @@ from collections import Counter
 from pathlib import Path
 
 from codebase_rag.chunkers import contract
-from codebase_rag.chunkers.syntax import SHARED
-from codebase_rag.languages import LANGUAGES, chunk_source
+from codebase_rag.languages import LANGUAGES, by_name, chunk_source, extensions_read
 from codebase_rag.walk import Ignore, read_source, walk
 
 ROOT = Path(__file__).resolve().parents[1]
 ORACLES = ROOT / "tests" / "oracle"
 TARGETS = {"exact": 99.5, "bogus": 0, "chain": 100.0}
 _LINE_COMMENT = re.compile(r"^\s*(//|#\[)")
-
-
-def language(name):
-    return next(lang for lang in LANGUAGES if lang.name == name)
 
 
 # ----------------------------------------------------------------------------- the oracles
@@ -173,15 +168,8 @@ def compare(units, chunks, misnamed):
     return matches, bogus
 
 
-def extensions(lang):
-    """A language's extensions, and those it shares with another (C++ reads a .h that
-    holds C++: syntax.SHARED, decided per file as a build does)."""
-    return language(lang).extensions + tuple(ext for (_, ext), other in SHARED.items()
-                                             if other == lang)
-
-
 def files_of(source, lang):
-    exts = extensions(lang)
+    exts = extensions_read(by_name(lang))
     for rel, path, _ in walk(source, Ignore(source)):
         if rel.endswith(exts):
             yield rel, path
@@ -201,7 +189,7 @@ def evaluate(source, lang, n_examples=10, keep=None):
                                 "tree-sitter errors")}
     texts, chunk_kinds = [], Counter()
     for rel, path in files:
-        ext = max((e for e in extensions(lang) if rel.endswith(e)), key=len)
+        ext = max((e for e in extensions_read(by_name(lang)) if rel.endswith(e)), key=len)
         got = oracle.get(path, {"error": "no answer"})
         text = read_source(path)
         if "error" in got or text is None:

@@ -90,8 +90,8 @@ def run(args):
                   f"{time.time() - started:.1f}s")
         return 0
     if args.dry_run:
-        for rel, c in dry_run(args.source, args.exclude):
-            print(json.dumps(chunk_record(rel, c)) if args.json else
+        for rel, language, c in dry_run(args.source, args.exclude):
+            print(json.dumps(chunk_record(rel, language, c)) if args.json else
                   f"{rel}:{c.start_line}-{c.end_line}  {c.kind:<12} "
                   f"{'.'.join(p for p in (c.cls, c.member) if p)}")
         return 0

@@ -39,6 +39,12 @@ def chunk_file(rel, text):
     return None
 
 
+def language_of(rel, chunks):
+    """The language a file's chunks were read as: its extension's, or the one its content
+    decided (a .h of C++ is cpp)."""
+    return getattr(chunks, "language", "") or language_for(rel).name   # C#'s is a plain list
+
+
 def build_file(rel, text, count_tokens, max_tokens=MAX_TOKENS):
     """(chunk rows with their keyword text, windows as (id, chunk id, ordinal, text), the
     file's parse errors) for one file's text, or None if it cannot be chunked.
@@ -47,7 +53,7 @@ def build_file(rel, text, count_tokens, max_tokens=MAX_TOKENS):
     if chunks is None:
         return None
     lines = text.split("\n")
-    language = getattr(chunks, "language", "") or language_for(rel).name   # a .h of C++: cpp
+    language = language_of(rel, chunks)
     rows, window_texts = [], []
     for ordinal, c in enumerate(chunks):
         cid = f"{rel}#{ordinal}"

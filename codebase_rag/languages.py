@@ -30,11 +30,18 @@ class Language:
                               # one tree-sitter driver; "" for a chunker of its own
     demo_dir: re.Pattern = DEMO_DIR  # a folder of examples, demos, samples or benchmarks
     demo_block: re.Pattern = None    # module-level code that runs only as a script
+    shared_with: tuple = ()   # (extension, language): files of its extension that are that
+                              # language's when that language's tree of them shows it (a .h
+                              # of C++: chunkers/syntax.py's header rule); both use the driver
 
     def chunk(self, text, ext):
-        """The chunks of a file's text (the chunker module is imported on first use)."""
+        """The chunks of a file's text (the chunker module is imported on first use);
+        Chunks.language names the other language of shared_with when it owns the file."""
         module = importlib.import_module(f"{__package__}.chunkers.{self.module}")
-        return module.chunk(text, ext, self.syntax) if self.syntax else module.chunk(text, ext)
+        if not self.syntax:
+            return module.chunk(text, ext)
+        other = dict(self.shared_with).get(ext)
+        return module.chunk(text, ext, self.syntax, other and by_name(other).syntax)
 
     def is_test(self, path, namespace=""):
         *folders, name = path.split("/")
@@ -82,11 +89,24 @@ LANGUAGES = (
              test_dir=re.compile(r"^tests$"), test_file=NEVER,
              test_namespace=re.compile(r"(^|\.)tests?(\.|$)"), excludes=("target/",)),
     Language("c", (".c", ".h"), "syntax", 16, syntax="c",
-             test_dir=NEVER, test_file=NEVER, excludes=("build/", "third_party/")),
+             test_dir=NEVER, test_file=NEVER, excludes=("build/", "third_party/"),
+             shared_with=((".h", "cpp"),)),
     Language("cpp", (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx"), "syntax", 16, syntax="cpp",
              test_dir=NEVER, test_file=NEVER, excludes=("build/", "third_party/")),
 )
 EXTENSIONS = tuple(ext for lang in LANGUAGES for ext in lang.extensions)
+SHARED_EXTENSIONS = tuple(ext for lang in LANGUAGES for ext, _ in lang.shared_with)
+
+
+def by_name(name):
+    return next(lang for lang in LANGUAGES if lang.name == name)
+
+
+def extensions_read(lang):
+    """The extensions of a language's files: its own, and those it shares with another
+    (C++ owns a .h that holds C++)."""
+    return lang.extensions + tuple(ext for other in LANGUAGES for ext, name in other.shared_with
+                                   if name == lang.name)
 
 
 def language_for(path):
@@ -95,13 +115,15 @@ def language_for(path):
     return next((lang for lang in LANGUAGES if path.endswith(lang.extensions)), None)
 
 
-def by_language(paths):
-    """'csharp 4,802, typescript 52': how many of these files each language has."""
-    counts = {}
+def by_language(paths, owned=None):
+    """'csharp 4,802, typescript 52': how many of these files each language has. owned:
+    {path: language} of files of SHARED_EXTENSIONS, as their content decided (a .h of C++)."""
+    counts, owned = {}, owned or {}
     for path in paths:
         lang = language_for(path)
-        if lang:
-            counts[lang.name] = counts.get(lang.name, 0) + 1
+        name = owned.get(path) or (lang and lang.name)
+        if name:
+            counts[name] = counts.get(name, 0) + 1
     return ", ".join(f"{name} {n:,}" for name, n in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 

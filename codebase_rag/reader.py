@@ -22,7 +22,6 @@ from .export import resolve_model
 from .errors import UsageError, printable
 from .indexer import duration
 from .fresh import Watcher, absorb, changed_files, interrupted, start_writer, unread_note
-from .languages import by_language
 from .lock import holder, is_locked
 from .keywords import MemoryKeywords
 from .nearest import CacheScan, ChromaNearest, MemoryNearest
@@ -231,7 +230,7 @@ def status(db):
     elif state == "starting" and time.time() - started > 60 or state == "building" and not held:
         state = "interrupted (the next search or index.py run finishes it)"
     lines = [f"{state}: {db} ({meta.get('precision', 'fp32')}), {store.count('files'):,} files "
-             f"({by_language(store.manifest()) or 'none'}), {store.count('chunks'):,} chunks"]
+             f"({store.languages() or 'none'}), {store.count('chunks'):,} chunks"]
     reading = int(meta.get("reading") or 0)
     if reading > store.count("files"):
         lines.append(f"files: {store.count('files'):,} of {reading:,} read")

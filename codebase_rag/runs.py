@@ -20,8 +20,8 @@ from .errors import DamagedIndex, OldFormat, UsageError, encodable, printable
 from .export import resolve_model
 from .folder import claim_index_folder, find_index
 from .hook import store_for_file
-from .indexer import Indexer, chunk_file, stat_or_none, write_under_lock
-from .languages import LANGUAGES, by_language, language_for
+from .indexer import Indexer, chunk_file, language_of, stat_or_none, write_under_lock
+from .languages import LANGUAGES
 from .lock import is_locked, request_refresh, start_refresh
 from .store import Store, open_store_afresh
 from .text import TEXT_FORMAT
@@ -145,7 +145,7 @@ def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True
     errors = f", {s['parse_errors']} with parse errors" if s["parse_errors"] else ""
     others = chunks - (before + s["added"] - s["removed"])      # queries absorbing edits
     others = f", {others:+} by searches meanwhile" if others else ""
-    return (f"indexed {source}: {files} files ({by_language(store.manifest()) or 'none'}; "
+    return (f"indexed {source}: {files} files ({store.languages() or 'none'}; "
             f"{s['files']} changed{gone}{errors}), chunks "
             f"+{s['added']} ~{s['updated']} -{s['removed']}{others} (total {chunks}), "
             f"{s['embedded']} windows embedded, {s['cached']} from cache{shared} "
@@ -176,19 +176,21 @@ def push_only(source, server, excludes=(), model=None, progress=True):
 
 
 def dry_run(source, excludes=()):
-    """Yield (relative path, Chunk) for every chunk a build would index; embed nothing."""
+    """Yield (relative path, language, Chunk) for every chunk a build would index; embed
+    nothing."""
     source, _ = locate(source, None)
     for rel, path, _ in walk(source, Ignore(source, excludes)):
         text = read_source(path)
-        for c in (chunk_file(rel, text) or ()) if text is not None else ():
-            yield rel, c
+        chunks = chunk_file(rel, text) if text is not None else None
+        for c in chunks or ():
+            yield rel, language_of(rel, chunks), c
 
 
-def chunk_record(rel, c):
+def chunk_record(rel, language, c):
     """A chunk as --dry-run --json prints it."""
     row = asdict(c)
     row["class"] = row.pop("cls")
-    return {"file": rel, "language": language_for(rel).name, **row}
+    return {"file": rel, "language": language, **row}
 
 
 def reindex_files(paths, db=None, model=None, progress=True, cwd=None):
@@ -263,7 +265,7 @@ def start_background(source, db, excludes=(), model=None, server=None, rebuild=F
               f'{QUERY_COMMAND} --db {db} "your question"')
     if store is None:
         return f"codebase-rag: the index of {source} is being upgraded in the background; {search}"
-    files, languages = store.count("files"), by_language(store.manifest())
+    files, languages = store.count("files"), store.languages()
     total, done = store.count("windows"), store.embedded_count()
     if files and done == total and store.meta("build_state") in ("built", "starting"):
         return (f"codebase-rag: the index of {source} is ready ({files:,} files: {languages}) "

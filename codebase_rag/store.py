@@ -13,6 +13,7 @@ from pathlib import Path
 from . import flat as flatfile
 from .cache import BUSY_MS, EmbeddingCache, marks, parts
 from .errors import OldFormat, damaged, warn
+from .languages import SHARED_EXTENSIONS, by_language
 
 # A build writes in two steps, so that keyword search works within seconds and semantic
 # search fills in as embedding goes on: (1) per batch of files, one SQLite transaction
@@ -220,6 +221,16 @@ class Store(EmbeddingCache):
         rows = self.db.execute(query) if paths is None else (row for part in parts(paths) for
             row in self.db.execute(f"{query} WHERE path IN ({marks(part)})", part))
         return {p: (m, s, sha) for p, m, s, sha in rows}
+
+    def languages(self):
+        """'csharp 4,802, cpp 52': the indexed files per language, a file of an extension
+        two languages share (a .h) as its chunks were read."""
+        paths = self.manifest()
+        shared = [p for p in paths if p.endswith(SHARED_EXTENSIONS)]
+        owned = dict(row for part in parts(shared) for row in self.db.execute(
+            f"SELECT file, language FROM chunks WHERE file IN ({marks(part)}) GROUP BY file",
+            part))
+        return by_language(paths, owned)
 
     def dirty_files(self):
         """Files to read again at the next run (their windows' texts were lost)."""

@@ -220,3 +220,26 @@ def test_every_language_keeps_the_chunk_contract_on_its_fixture(lang):
 
 def test_every_language_has_a_fixture_and_every_fixture_a_language():
     assert {p.name for p in FIXTURES.iterdir()} == {lang.name for lang in LANGUAGES}
+
+
+def test_a_dry_run_names_each_chunk_with_the_language_it_was_read_as(tmp_path):
+    """`index.py --dry-run --json` on the fixtures: each chunk's language is its folder's,
+    the two .h files too (one C, one C++), and the chunks are those of expected.txt."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+    shutil.copytree(FIXTURES, tmp_path / "languages")
+    out = subprocess.run([sys.executable, str(ROOT / "index.py"), "--source",
+                          str(tmp_path / "languages"), "--dry-run", "--json"],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    records = [json.loads(line) for line in out.splitlines()]
+    assert {r["file"].split("/")[0] for r in records} == {lang.name for lang in LANGUAGES}
+    assert all(r["language"] == r["file"].split("/")[0] for r in records), \
+        [(r["file"], r["language"]) for r in records if r["language"] != r["file"].split("/")[0]]
+    for lang in LANGUAGES:
+        got = [f"{r['file'].split('/')[1]} {r['kind']} "
+               f"{'.'.join(p for p in (r['namespace'], r['class']) if p) or '-'} {r['member']} "
+               f"{r['start_line']}-{r['end_line']}" for r in records
+               if r["file"].startswith(f"{lang.name}/")]
+        assert got == expected_chunks(lang.name), lang.name

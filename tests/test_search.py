@@ -415,3 +415,5 @@ def test_a_cpp_header_is_found_as_cpp_and_a_c_header_as_c(tmp_path, word_embedde
     assert ("pool.h", "Clear") in found["cpp"] and ("list.h", "list_clear") in found["c"]
     assert not any(f == "pool.h" for f, _ in found["c"])
     assert not any(f == "list.h" for f, _ in found["cpp"])
+    # and so is it counted in the summary of --status, a build's last line and SessionStart
+    assert sorted(store.languages().split(", ")) == ["c 1", "cpp 1"]

@@ -14,8 +14,8 @@ MAX_SIGNATURE = 300
 def rules(language):
     """(kinds, misnamed) of a language (a row of languages.py, or its name)."""
     if isinstance(language, str):
-        from ..languages import LANGUAGES
-        language = next(lang for lang in LANGUAGES if lang.name == language)
+        from ..languages import by_name
+        language = by_name(language)
     module = importlib.import_module(f"{__package__}.{language.module}")
     return module.rules(language.syntax)
 

@@ -23,12 +23,12 @@ children stood in its place. A minified or generated file (parsers.looks_minifie
 ChunkerLimit. Chunks.parse_errors counts the ERROR and MISSING nodes. The
 walk keeps its own stack; containers nested over MAX_NESTING deep raise ChunkerLimit.
 
-A .h file is C or C++ (SHARED): C, unless tree-sitter-cpp's tree of it holds a node type
-that C has no form of (a class body, a namespace, a template, `::`, an access specifier, a
-reference, a constructor's initializer list, a destructor or operator, `using`: the C++
-table's `marks`); then it is chunked as C++ and Chunks.language says
-"cpp". (tree-sitter-c reads `namespace n { ... }` without an error, as an old-style
-function, so its errors cannot decide it.)
+A .h file is C or C++ (the C row's shared_with in languages.py): C, unless tree-sitter-cpp's
+tree of it holds a node type that C has no form of (a class body, a namespace, a template,
+`::`, an access specifier, a reference, a constructor's initializer list, a destructor or
+operator, `using`: the C++ table's `marks`); then it is chunked as C++ and Chunks.language
+says "cpp" (a table is named as its language). (tree-sitter-c reads `namespace n { ... }`
+without an error, as an old-style function, so its errors cannot decide it.)
 """
 import dataclasses
 import re
@@ -40,7 +40,6 @@ MAX_NESTING = 1000
 MAX_SIGNATURE = 300
 MIN_FILE_LINES = 3          # a file of fewer lines of code and no chunk (a package clause
                             # and an import) is no chunk either
-SHARED = {("c", ".h"): "cpp"}     # an extension two tables read: see the module doc
 
 _LINE_MARKERS = re.compile(r"^[ \t]*(?:/\*+!?|\*+/|\*(?!/)|//[/!]?)?[ \t]?|[ \t]*\*+/[ \t]*$", re.M)
 _JAVADOC_TAG = re.compile(r"^[ \t]*(?:\*[ \t]*)?@\w", re.M)
@@ -64,15 +63,16 @@ def rules(table):
         (c.member in s.keywords or not pattern.match(c.member))
 
 
-def chunk(text, ext, table):
-    """The chunks of a file's text, read with a table of tables.py (see the module doc).
-    Raises ChunkerLimit for a minified or generated file."""
+def chunk(text, ext, table, other=None):
+    """The chunks of a file's text, read with a table of tables.py, or with the table other
+    when its tree holds one of other's marks (see the module doc). Raises ChunkerLimit for a
+    minified or generated file."""
     long_line = parsers.looks_minified(text)
     if long_line:
         raise ChunkerLimit(f"looks minified or generated: line {long_line[0]:,} has "
                            f"{long_line[1]:,} characters of code")
     source = data = text.encode("utf-8", "surrogatepass")
-    other, language, tree = SHARED.get((table, ext)), "", None
+    language, tree = "", None
     if other:
         tree = parsers.parse(TABLES[other].grammar, _blanked(data, TABLES[other]))
         if _holds(tree.root_node, TABLES[other].marks):
