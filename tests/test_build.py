@@ -150,7 +150,7 @@ def test_int8_and_fp32_never_mix_in_one_index(cli, sample_tree, tmp_path):
                       env={"CODEBASE_RAG_PRECISION": "int8"})
     assert refused.returncode == 2 and "never mixes" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
-    cli.index(sample_tree, db)                    # auto keeps what the index was built with
+    cli.index(sample_tree, db, env={"CODEBASE_RAG_PRECISION": "auto"})  # keeps the index's
     assert "(fp32)" in status(cli, db)
     switched = cli.index(sample_tree, db, "--rebuild", env={"CODEBASE_RAG_PRECISION": "int8"})
     assert "0 from cache" in switched.stdout      # int8 vectors are not fp32 ones
