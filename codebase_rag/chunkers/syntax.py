@@ -189,6 +189,8 @@ def _broken(root, syntax):
 def _blanked(data, syntax):
     """data with the groups of the table's `blank` read as spaces and those of its
     `keyword_macros` as their keywords (same length, same lines)."""
+    if not syntax.blank and not syntax.keyword_macros:
+        return data                     # Go, Java, Rust: no copy of every file
     out = bytearray(data)
     for word, pattern in ((b"", syntax.blank), *syntax.keyword_macros):
         for m in re.finditer(pattern, data, re.M) if pattern else ():
