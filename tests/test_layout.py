@@ -13,6 +13,7 @@ PACKAGE = ROOT / "codebase_rag"
 # what drives them.
 RANK = {
     "config": 0, "errors": 1, "languages": 1, "folder": 2, "walk": 2, "chunkers": 2,
+    "project_files": 2,
     "chunkers.parsers": 2, "chunkers.tables": 2, "chunkers.contract": 2, "chunkers.csharp": 3,
     "chunkers.python": 3, "chunkers.typescript": 3, "chunkers.syntax": 3, "text": 2,
     "export": 3, "chroma": 3, "flat": 3, "cache": 4, "embed": 5, "store": 5, "lock": 5,
