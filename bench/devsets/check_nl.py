@@ -20,6 +20,7 @@ signature on start_line and end on end_line.
 Prints the counts per kind and the problems; exit 1 when there is a problem.
 """
 import argparse
+import importlib.util
 import json
 import re
 import subprocess
@@ -128,11 +129,12 @@ def check(rows, by_file, source, min_questions):
 
 def check_oracle(rows, source, lang):
     """Problems where the compiler's parse disagrees with a target's name or span."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    sys.path.insert(0, str(ROOT))
-    from oracle_lang import run_oracle          # the compilers' parsers; only with --oracle
+    # the compilers' parsers, loaded only with --oracle (it imports the installed package)
+    spec = importlib.util.spec_from_file_location("oracle_lang", ROOT / "bench" / "oracle_lang.py")
+    oracle = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(oracle)
     files = sorted({t["file"] for q in rows for t in q.get("targets", [])})
-    found = run_oracle(lang, [str(Path(source) / f) for f in files])
+    found = oracle.run_oracle(lang, [str(Path(source) / f) for f in files])
     problems = []
     for q in rows:
         for t in q.get("targets", []):
