@@ -76,7 +76,7 @@ def run(args):
     from .check import check_index, describe, read_only_note
     from .reader import status
     from .runs import (apply_queue, chunk_record, dry_run, index_tree, locate,
-                                   push_only, reindex_files, start_background)
+                                   push_only, record_failure, reindex_files, start_background)
     if config.PROBLEMS:
         raise UsageError(config.PROBLEMS[0])
     if args.apply_queue:                 # a hook's detached process
@@ -121,8 +121,13 @@ def run(args):
         forgotten = forget_team_vectors(locate(args.source, args.db)[1])
         if forgotten and not args.quiet:
             warn(f"embedding here the {forgotten:,} vectors the team cache supplied")
-    print(index_tree(args.source, args.db, args.model, args.exclude, args.rebuild,
-                     progress=not args.quiet, detached=args.detached, server=args.server))
+    try:
+        print(index_tree(args.source, args.db, args.model, args.exclude, args.rebuild,
+                         progress=not args.quiet, detached=args.detached, server=args.server))
+    except Exception as e:
+        if args.detached:                # nobody sees its exit: --status shows the error
+            record_failure(args.db, e)
+        raise
     return 0
 
 

@@ -63,8 +63,14 @@ STORES = (
 
 
 def store_for(url, token):
-    """The store object for a team cache's address; a UsageError if no row takes it."""
-    scheme = urlsplit(url).scheme.lower()
+    """The store object for a team cache's address; a UsageError if no row takes it or its
+    store refuses it (as libpq or an HTTP client would). It opens no connection, so a
+    command checks the address with it before it answers (--background) or starts work."""
+    try:
+        scheme = urlsplit(url).scheme.lower()
+    except ValueError as e:               # postgresql://[::1 and the like
+        raise UsageError(f"the team cache address {shown(url)!r} is not a valid URL ({e})") \
+            from None
     row = next((s for s in STORES if scheme in s.schemes), None)
     if row is None:
         forms = "; ".join(f"{s.form} ({s.name})" for s in STORES)

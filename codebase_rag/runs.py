@@ -16,7 +16,7 @@ from .config import (
     SETTINGS,
 )
 from .embed import index_model, resolve_precision
-from .errors import DamagedIndex, OldFormat, UsageError, encodable, printable
+from .errors import DamagedIndex, OldFormat, UsageError, encodable, one_line, printable
 from .export import resolve_model
 from .folder import claim_index_folder, find_index
 from .hook import store_for_file
@@ -121,6 +121,7 @@ def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True
     build, which leaves the work to a build already running. server: a team cache."""
     source, db = locate(source, db)
     started = time.time()
+    refuse_bad_address(server)
     store = open_for_write(db, source, model, rebuild)
     store.set_meta(excludes=json.dumps(list(excludes)))
     rechunk_changed_languages(store)
@@ -173,6 +174,27 @@ def push_only(source, server, excludes=(), model=None, progress=True):
         raise UsageError(f"--push-only: not everything reached the team cache at "
                          f"{shown(server)} ({fault or 'it was not used'}); run it again")
     return line.replace("indexed", "pushed", 1) + "; no local index kept"
+
+
+def refuse_bad_address(server):
+    """A team cache address its store would refuse is one line now, before anything is
+    written or a detached build says it started (no connection is opened)."""
+    if server:
+        from .remote import store_for
+        store_for(server, SERVER_TOKEN)
+
+
+def record_failure(db, e):
+    """A detached build that failed, also before its build began: its error, for --status
+    (the process that started it has gone, and its output went to build.log). A writer
+    that holds the lock meanwhile has the say on the state."""
+    if is_locked(db):
+        return
+    try:
+        Store(db).set_meta(build_state="failed", last_error=one_line(e),
+                           last_error_at=f"{time.time():.1f}")
+    except Exception:                   # noqa: BLE001 (no index to record it in)
+        pass
 
 
 def dry_run(source, excludes=()):
@@ -247,6 +269,7 @@ def start_background(source, db, excludes=(), model=None, server=None, rebuild=F
     context): the state, and the exact tool or command that searches, with absolute paths.
     If a writer holds the lock it is left a mark to walk the tree again before it lets go."""
     source, db = locate(source, db)
+    refuse_bad_address(server)
     refuse_read_only(db)
     claim_index_folder(db)
     try:

@@ -12,7 +12,7 @@ import socket
 from urllib.parse import quote, unquote, urlsplit
 
 from .errors import UsageError, printable
-from .team_wire import MAX_ANSWER, Deadline, ServerFault, TooLarge, shown
+from .team_wire import MAX_ANSWER, Deadline, ServerFault, TooLarge, shown, tls_fault
 
 API = "/api/v2/tenants/default_tenant/databases/default_database"
 
@@ -87,11 +87,11 @@ def records_of(got, with_meta):
 def connection(url, token):
     """(scheme, host, port, headers) for the server at url. Credentials in the URL
     (http://user:pass@host) are sent as HTTP basic auth, the token as a bearer token."""
-    parts = urlsplit(url)
     try:
+        parts = urlsplit(url)
         port = parts.port
     except ValueError:
-        port = -1
+        parts, port = urlsplit(""), -1
     if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
         raise UsageError(f"the team cache address {shown(url)!r} is not an http(s)://host[:port] "
                          f"URL")
@@ -146,6 +146,11 @@ def request(url, headers, method, path, body=None, timeout=None):
 
 
 def describe(e, url=""):
+    tls = tls_fault(e, urlsplit(url).hostname or "", "if the server is the right one, give "
+                    "the CA certificate that signed its certificate in SSL_CERT_FILE=FILE",
+                    "use a host name its certificate holds in the address")
+    if tls:
+        return tls
     text = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
     if "401" in text or "403" in text or "nauthori" in text or "orbidden" in text:
         if urlsplit(url).username is not None:

@@ -11,19 +11,22 @@ The address is a libpq URL, postgresql://[user[:password]@][host][:port][/dbname
 what it leaves out comes from PGHOST, PGPORT, PGUSER, PGPASSWORD (or PGPASSFILE, else
 ~/.pgpass), PGDATABASE, PGSSLMODE and PGSSLROOTCERT, as libpq takes them.
 """
+import functools
 import getpass
 import json
 import os
 import re
+import shlex
 import socket
 import ssl
+import stat
 import struct
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .config import DIM
-from .errors import UsageError, printable
-from .team_wire import MAX_ANSWER, Deadline, ServerFault, TooLarge, shown
+from .errors import UsageError, printable, warn
+from .team_wire import MAX_ANSWER, Deadline, ServerFault, TooLarge, shown, tls_fault
 
 VECTORS, IDENTITIES = "codebase_rag_vectors", "codebase_rag_identities"
 SETUP = [
@@ -35,6 +38,8 @@ SETUP = [
 LOCK = 0x636f646562617365        # pg_advisory_xact_lock's key: two first builds make the
                                   # tables one at a time
 BACKEND_MESSAGES = frozenset(bytes([c]) for c in b"123ACDEGHIKNRSTVWZcdnpstv")  # protocol 3
+NO_PASSWORD = "the server asks for a password and none was given; put it in the address, " \
+              "in PGPASSWORD or in the password file (PGPASSFILE, else ~/.pgpass, mode 600)"
 SSLMODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
 PARAMETERS = {"host": "PGHOST", "port": "PGPORT", "user": "PGUSER", "password": "PGPASSWORD",
               "dbname": "PGDATABASE", "sslmode": "PGSSLMODE", "sslrootcert": "PGSSLROOTCERT",
@@ -78,10 +83,18 @@ class PostgresStore:
         import pg8000.native
         p = self.params
         self.sock = open_socket(p, deadline)
-        self.con = pg8000.native.Connection(p["user"], database=p["dbname"],
-                                            password=p["password"], sock=self.sock,
-                                            ssl_context=False,
-                                            application_name=p["application_name"])
+        try:
+            self.con = pg8000.native.Connection(p["user"], database=p["dbname"],
+                                                password=p["password"], sock=self.sock,
+                                                ssl_context=False,
+                                                application_name=p["application_name"])
+        except Exception as e:
+            # pg8000's words for a password the server asks for and nobody gave (under
+            # scram-sha-256, an AttributeError)
+            if p["password"] is None and (isinstance(e, AttributeError) or
+                                          "no password was provided" in str(e)):
+                raise ServerFault(NO_PASSWORD) from None
+            raise
 
     def close(self):
         con, sock, self.con, self.sock = self.con, self.sock, None, None
@@ -157,6 +170,13 @@ class PostgresStore:
                 return f"{text}; the database needs pgvector (its owner can run: CREATE " \
                        f"EXTENSION vector)"
             return f"{text} (SQLSTATE {printable(str(code))[:5]})"
+        tls = tls_fault(e, self.params["host"], "if the server is the right one, give the CA "
+                        "certificate that signed its certificate as sslrootcert=FILE in the "
+                        "address (or PGSSLROOTCERT), or use sslmode=require to encrypt without "
+                        "checking it", "use a host name its certificate holds in the address, "
+                        "or sslmode=verify-ca to check the certificate but not the name")
+        if tls:
+            return tls
         if isinstance(e, (KeyError, ValueError, struct.error, UnicodeError, IndexError)):
             return "its answer is not PostgreSQL's protocol"
         if str(e) == "network error":     # pg8000's words for a connection that broke
@@ -179,38 +199,52 @@ def parsed(text):
 # ----------------------------------------------------------------------------- connecting
 def conninfo(url):
     """The connection's parameters: the URL's, else the environment's, else libpq's
-    defaults. A URL libpq would not take is a UsageError."""
-    parts = urlsplit(url)
+    defaults. A URL libpq would not take, or one naming several hosts, is a UsageError."""
+    invalid = UsageError(f"the team cache address {shown(url)} is not a valid "
+                         f"postgresql://[user[:password]@][host][:port][/dbname] URL")
     try:
+        parts = urlsplit(url)
         query = dict(parse_qsl(parts.query, keep_blank_values=True, strict_parsing=bool(
             parts.query)))
-        port = parts.port
     except ValueError:
-        raise UsageError(f"the team cache address {shown(url)} is not a valid "
-                         f"postgresql://[user[:password]@][host][:port][/dbname] URL") from None
+        raise invalid from None
     unknown = sorted(set(query) - set(PARAMETERS))
     if unknown:
         raise UsageError(f"the team cache address {shown(url)} has parameters this store does "
                          f"not take: {', '.join(unknown)} (it takes {', '.join(PARAMETERS)})")
     host = parts.netloc.rpartition("@")[2]    # as written: a socket's folder keeps its case
+    if "," in host:
+        several(url, host, "the address")
+    try:
+        port = parts.port
+    except ValueError:
+        raise invalid from None
     if host.startswith("["):
         host = parts.hostname
     elif ":" in host:
         host = host.rpartition(":")[0]
-    given = dict(host=unquote(host or "") or None, port=port,
+    given = dict(host=unquote(host or "") or None, port=None if port is None else str(port),
                  user=unquote(parts.username) if parts.username else None,
                  password=unquote(parts.password) if parts.password is not None else None,
                  dbname=unquote(parts.path.lstrip("/")) or None)
-    p = {k: given.get(k) or query.get(k) or os.environ.get(var) for k, var in PARAMETERS.items()}
+    p, origin = {}, {}                        # each parameter, and where it came from
+    for k, var in PARAMETERS.items():
+        found = [(value, where) for value, where in ((given.get(k), "the address"),
+                                                     (query.get(k), "the address"),
+                                                     (os.environ.get(var), var)) if value]
+        p[k], origin[k] = found[0] if found else (None, None)
+    for k in ("host", "port"):
+        if "," in (p[k] or ""):
+            several(url, p[k], origin[k])
     p["host"] = p["host"] or "localhost"
     p["user"] = p["user"] or getpass.getuser()
     p["dbname"] = p["dbname"] or p["user"]
     p["sslmode"] = p["sslmode"] or "prefer"
-    try:
-        p["port"] = int(p["port"] or 5432)
-    except ValueError:
-        raise UsageError(f"the team cache address {shown(url)} has a port that is not a "
-                         f"number") from None
+    port = p["port"] or "5432"
+    if not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        raise UsageError(f"the team cache's PostgreSQL port {printable(port)[:20]!r} (from "
+                         f"{origin['port']}) is not a number from 1 to 65535")
+    p["port"] = int(port)
     if p["sslmode"] not in SSLMODES:
         raise UsageError(f"the team cache's sslmode {p['sslmode']!r} is not one of "
                          f"{', '.join(SSLMODES)}")
@@ -219,22 +253,65 @@ def conninfo(url):
     return p
 
 
+def several(url, given, where):
+    """libpq's list of hosts (to try in turn) is a UsageError here."""
+    raise UsageError(f"the team cache at {shown(url)} is given several hosts or ports "
+                     f"({printable(given)[:100]}, in {where}); this store connects to one: "
+                     f"give a single host and port")
+
+
+PASSFILE_CAP = 1 << 20        # bytes: a larger password file is ignored, never read whole
+
+
 def pgpass(p):
     """The password for these parameters in PGPASSFILE (else ~/.pgpass), or None."""
-    path = Path(os.environ.get("PGPASSFILE") or Path.home() / ".pgpass")
-    try:
-        lines = path.read_text().splitlines()
-    except (OSError, UnicodeError):
+    text = password_file(Path(os.environ.get("PGPASSFILE") or Path.home() / ".pgpass"))
+    if text is None:
         return None
     host = "localhost" if p["host"].startswith("/") else p["host"]
     wanted = [host, str(p["port"]), p["dbname"], p["user"]]
-    for line in lines:
+    for line in text.splitlines():
         fields = [f.replace("\\:", ":").replace("\\\\", "\\")
                   for f in re.split(r"(?<!\\):", line, maxsplit=4)]
         if len(fields) == 5 and not line.startswith("#") and \
                 all(f in ("*", w) for f, w in zip(fields, wanted)):
             return fields[4]
     return None
+
+
+def password_file(path):
+    """A password file's text, or None. As libpq: only a plain file is read (a FIFO or a
+    device is never opened), and on POSIX not one its group or others have access to, with
+    a warning; and here not one over PASSFILE_CAP either."""
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(mode):
+        return ignored(path, "it is not a plain file")
+    if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):
+        return ignored(path, f"its group or others have access to it (libpq ignores it too); "
+                             f"run: chmod 600 {shlex.quote(str(path))}")
+    try:        # O_NONBLOCK: made a FIFO since the look above, it is refused, not waited on
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return ignored(path, "it is not a plain file")
+            data = f.read(PASSFILE_CAP + 1)
+    except OSError:
+        return None
+    if len(data) > PASSFILE_CAP:
+        return ignored(path, f"it is larger than {PASSFILE_CAP >> 20} MB")
+    try:
+        return data.decode()
+    except UnicodeError:
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def ignored(path, why):
+    """Warn, once in this process, that a password file is not used; None."""
+    warn(f"the password file {printable(str(path))} is not used: {why}")
 
 
 class Capped:

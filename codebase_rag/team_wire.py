@@ -1,11 +1,13 @@
 """What every team store's requests share, whatever the store: a total deadline, a cap on
 the size of an answer, faults of one line, and an address that may be printed."""
 import socket
+import ssl
 import threading
 import time
 from urllib.parse import urlsplit
 
 from .config import SERVER_TIMEOUT
+from .errors import printable
 
 MAX_ANSWER = 16 << 20         # bytes; 500 vectors take about 2.5 MB as JSON or as text
 
@@ -21,15 +23,40 @@ class TooLarge(ServerFault):
 
 def shown(url):
     """The server's address as it may be printed: never the user name or password in it,
-    nor the query (which may hold a password)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
+    nor the query (which may hold a password). A malformed address is shown as written,
+    less those."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except ValueError:                    # postgresql://[::1 and the like
+        scheme, _, rest = url.partition("://")
+        rest = rest.split("?")[0].split("#")[0].rpartition("@")[2]
+        return printable(f"{scheme}://{rest}")[:200]
     host = f"[{host}]" if ":" in host else host
     try:
         port = f":{parts.port}" if parts.port else ""
     except ValueError:
         port = ""
-    return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/")
+    return printable(f"{parts.scheme}://{host}{port}{parts.path.rstrip('/')}")[:200]
+
+
+HOST_MISMATCH = (62, 64)      # OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH, _IP_ADDRESS_MISMATCH
+
+
+def tls_fault(e, host, trust, name):
+    """One line for a TLS failure with host, or None if e is neither: a certificate that
+    fails verification (its reason, and what to do: trust says how to trust its CA, name
+    how to reach the server by a name its certificate holds), or a handshake that failed."""
+    if isinstance(e, ssl.SSLCertVerificationError):
+        reason = printable(str(e.verify_message or e.reason or e)).strip(". ")[:160]
+        remedy = name if e.verify_code in HOST_MISMATCH else trust
+        return f"the server's certificate failed verification for {printable(host)} " \
+               f"({reason}); {remedy}"
+    if type(e) is ssl.SSLError:           # a handshake's (its subclasses: a broken stream)
+        reason = printable(str(e.reason or e))[:160]
+        return f"TLS with {printable(host)} failed ({reason}); check that the server " \
+               f"speaks TLS at that address"
+    return None
 
 
 class Deadline:

@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import socketserver
+import ssl
 import struct
 import subprocess
 import tempfile
@@ -27,19 +28,38 @@ class Proxy(http.server.ThreadingHTTPServer):
     """upstream: the real server's URL. token: the bearer token it demands. basic: the
     "user:password" it demands. delay: seconds before each answer. corrupt(n, answer):
     given the n-th lookup's answer (a dict of ids, embeddings and metadatas, as Chroma
-    sends it; n from 1), returns what to send instead: a dict, raw bytes, or a Drip."""
+    sends it; n from 1), returns what to send instead: a dict, raw bytes, or a Drip.
+    tls: (certificate, key) files: it speaks https with them, as a reverse proxy that
+    terminates TLS does."""
     daemon_threads = True
 
-    def __init__(self, upstream, token=None, basic=None, delay=0.0, corrupt=None):
+    def __init__(self, upstream, token=None, basic=None, delay=0.0, corrupt=None, tls=None):
         self.upstream, self.token, self.basic, self.delay = upstream, token, basic, delay
         self.corrupt, self.lookups, self.seen = corrupt, 0, []
         super().__init__(("127.0.0.1", 0), ProxyHandler)
-        self.url = f"http://127.0.0.1:{self.server_address[1]}"
+        scheme = "http"
+        if tls:                        # a handshake the client refuses is the accept's error
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*map(str, tls))
+            self.socket, scheme = context.wrap_socket(self.socket, server_side=True), "https"
+        self.url = f"{scheme}://127.0.0.1:{self.server_address[1]}"
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
     def stop(self):
         self.shutdown()
         self.server_close()
+
+
+def self_signed(folder, names="DNS:localhost,IP:127.0.0.1"):
+    """(certificate, key) files of a new self-signed certificate for these names (openssl's
+    subjectAltName), valid for a day."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=codebase-rag test",
+                    "-addext", f"subjectAltName={names}"], check=True, capture_output=True)
+    key.chmod(0o600)
+    return cert, key
 
 
 class Drip:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE, assert_same_index
-from team_proxy import Drip, PgProxy, PostgresServer, Proxy
+from team_proxy import Drip, PgProxy, PostgresServer, Proxy, self_signed
 
 QUESTION = "how does the energy system refill timers?"
 WINDOWS = 62                  # the sample's windows: 42 of code, 20 of members' signatures
@@ -216,39 +216,85 @@ def test_the_postgres_table_holds_vectors_a_team_can_search(cli, tmp_path):
 DEBIAN_POSTGRES = Path("/usr/lib/postgresql/15")        # postgresql-15, on this machine kind
 
 
-@pytest.mark.skipif(not DEBIAN_POSTGRES.is_dir(), reason="needs Debian's postgresql-15")
-def test_postgres_over_tls_and_its_answer_cap(tmp_path):
-    """sslmode as libpq means it, and the 16 MB cap on the bytes that TLS decrypts. The
-    wheel's PostgreSQL has no TLS: this runs on Debian's (no pgvector needed)."""
-    import ssl
-
-    from codebase_rag.team_postgres import PostgresStore
-    from codebase_rag.team_wire import TooLarge
+@pytest.fixture(scope="module")
+def tls_postgres():
+    """A PostgreSQL server with TLS on, by a self-signed certificate for localhost and
+    127.0.0.1: (its address, up to ?sslmode=, and the certificate's file). The wheel's
+    PostgreSQL has no TLS: this is Debian's (no pgvector)."""
+    if not DEBIAN_POSTGRES.is_dir():
+        pytest.skip("needs Debian's postgresql-15")
     server = PostgresServer(install=DEBIAN_POSTGRES)
-    cert, key = server.folder / "cert.pem", server.folder / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                   check=True, capture_output=True)
-    key.chmod(0o600)
+    cert, key = self_signed(server.folder / "tls")
     server.own(key)
     server.settings = dict(ssl="on", ssl_cert_file=cert, ssl_key_file=key)
     try:
         server.start()
-        url = server.url(server.database("team")) + "?sslmode="
-        tls = "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()"
-        for mode, encrypted in [("disable", False), ("prefer", True), ("require", True)]:
-            used = PostgresStore(url + mode, None).request(lambda con: con.run(tls))
-            assert used == [[encrypted]], mode
-        PostgresStore(f"{url}verify-full&sslrootcert={cert}", None).heartbeat()
-        with pytest.raises(ssl.SSLCertVerificationError):       # the system's CAs
-            PostgresStore(url + "verify-full", None).heartbeat()
-        store = PostgresStore(url + "require", None)
-        with pytest.raises(TooLarge):
-            store.request(lambda con: con.run("SELECT repeat('x', 17 << 20)"))
-        assert store.request(lambda con: con.run("SELECT length(repeat('x', 15 << 20))"))
+        yield server.url(server.database("team")) + "?sslmode=", cert
     finally:
         server.remove()
+
+
+def test_postgres_over_tls_and_its_answer_cap(tls_postgres):
+    """sslmode as libpq means it, and the 16 MB cap on the bytes that TLS decrypts."""
+    import ssl
+
+    from codebase_rag.team_postgres import PostgresStore
+    from codebase_rag.team_wire import TooLarge
+    url, cert = tls_postgres
+    tls = "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()"
+    for mode, encrypted in [("disable", False), ("prefer", True), ("require", True)]:
+        used = PostgresStore(url + mode, None).request(lambda con: con.run(tls))
+        assert used == [[encrypted]], mode
+    PostgresStore(f"{url}verify-full&sslrootcert={cert}", None).heartbeat()
+    with pytest.raises(ssl.SSLCertVerificationError):       # the system's CAs
+        PostgresStore(url + "verify-full", None).heartbeat()
+    store = PostgresStore(url + "require", None)
+    with pytest.raises(TooLarge):
+        store.request(lambda con: con.run("SELECT repeat('x', 17 << 20)"))
+    assert store.request(lambda con: con.run("SELECT length(repeat('x', 15 << 20))"))
+
+
+def test_a_postgres_certificate_that_fails_verification_is_one_clear_line(tls_postgres):
+    """Not "not PostgreSQL's protocol" (the error is a ValueError too): the host, the
+    reason, and what to do, in the line a build warns with and --push-only exits with."""
+    from codebase_rag.errors import UsageError
+    from codebase_rag.remote import preflight
+    from codebase_rag.team_postgres import PostgresStore
+    url, cert = tls_postgres
+    store = PostgresStore(url + "verify-full", None)
+    with pytest.raises(Exception) as fault:
+        store.heartbeat()
+    line = store.describe(fault.value)
+    assert "certificate failed verification for 127.0.0.1 (self-signed certificate" in line
+    assert "sslrootcert=FILE" in line and "PGSSLROOTCERT" in line, line
+    with pytest.raises(UsageError) as refused:
+        preflight(url + "verify-full", None)
+    assert line in str(refused.value) and "nothing pushed" in str(refused.value)
+    PostgresStore(f"{url}verify-full&sslrootcert={cert}", None).heartbeat()   # the remedy
+
+
+def test_a_chroma_certificate_that_fails_verification_is_one_clear_line(server, tmp_path,
+                                                                       monkeypatch):
+    """https to a Chroma server behind a reverse proxy with a certificate of its own."""
+    from codebase_rag.team_chroma import ChromaStore
+    cert, key = self_signed(tmp_path / "tls", names="IP:127.0.0.1")
+    proxy = Proxy(server.url, tls=(cert, key))
+
+    def fault(url):
+        store = ChromaStore(url, None)
+        with pytest.raises(Exception) as raised:
+            store.heartbeat()
+        return store.describe(raised.value)
+    line = fault(proxy.url)
+    assert "certificate failed verification for 127.0.0.1 (self-signed certificate" in line
+    assert "SSL_CERT_FILE=FILE" in line, line
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))          # the remedy: trust its CA
+    ChromaStore(proxy.url, None).heartbeat()
+    line = fault(proxy.url.replace("127.0.0.1", "localhost"))   # a name it does not hold
+    assert "for localhost (" in line and "a host name its certificate holds" in line, line
+    line = fault(server.url.replace("http:", "https:"))    # a server that speaks no TLS
+    assert "TLS with 127.0.0.1 failed" in line and "speaks TLS" in line, line
+    proxy.stop()
 
 
 def test_push_only_warms_the_cache_and_keeps_no_index(cli, store, tmp_path):
@@ -596,6 +642,16 @@ def test_postgres_takes_its_login_from_the_pg_variables(cli, tmp_path):
         assert warnings(one) == [] and len(row.records()) == WINDOWS
         passfile = tmp_path / "pgpass"
         passfile.write_text("# host:port:db:user:password\n127.0.0.1:*:*:alice:s3cret-pw\n")
+        passfile.chmod(0o644)             # others may read it: libpq ignores it, and so do we
+        push = cli.run("index.py", "--source", clone(tmp_path, "ci"), "--server", address,
+                       "--push-only", env={"PGUSER": "alice", "PGPASSFILE": str(passfile)},
+                       check=False)
+        ignored, refused = push.stderr.splitlines()
+        assert f"password file {passfile} is not used: its group or others have access to " \
+               f"it" in ignored and f"run: chmod 600 {passfile}" in ignored, ignored
+        assert push.returncode == 2 and "asks for a password and none was given" in refused, \
+            push.stderr
+        passfile.chmod(0o600)
         two = build(cli, clone(tmp_path, "second"), tmp_path / "db2", address, PGUSER="alice",
                     PGPASSFILE=str(passfile))
         assert warnings(two) == [] and embedded(two) == 0
@@ -603,9 +659,37 @@ def test_postgres_takes_its_login_from_the_pg_variables(cli, tmp_path):
                     check=False)
         assert odd.returncode == 2 and len(odd.stderr.splitlines()) == 1, odd.stderr
         assert "sslkey" in odd.stderr
-        assert not any("s3cret-pw" in p.stdout + p.stderr for p in (one, two, odd))
+        assert not any("s3cret-pw" in p.stdout + p.stderr for p in (one, push, two, odd))
     finally:
         row.stop()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "huge"])
+def test_a_password_file_that_is_no_plain_file_or_huge_is_never_read(cli, tmp_path, kind):
+    """PGPASSFILE (or ~/.pgpass) as a FIFO held the build for ever; as /dev/zero it read
+    gigabytes. libpq reads only a plain file; here a plain one of at most 1 MB."""
+    import os
+    import resource
+    passfile = tmp_path / "pgpass"
+    if kind == "fifo":
+        os.mkfifo(passfile, 0o600)
+    elif kind == "huge":                  # a matching line, then more than the cap
+        passfile.write_text("*:*:*:*:s3cret-pw\n" + "#" * (2 << 20) + "\n")
+        passfile.chmod(0o600)
+    else:
+        passfile = Path("/dev/zero")
+    nowhere = f"postgresql://alice@127.0.0.1:{free_port()}/team"
+
+    def bounded():                        # were it read whole, the test must not take the
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))    # machine down
+    proc = subprocess.run([sys.executable, str(Path(__file__).parents[1] / "index.py"),
+                           "--source", str(clone(tmp_path, "ci")), "--server", nowhere,
+                           "--push-only"], env={**cli.env, "PGPASSFILE": str(passfile)},
+                          capture_output=True, text=True, timeout=60, preexec_fn=bounded)
+    ignored, down = proc.stderr.splitlines()
+    why = "is larger than 1 MB" if kind == "huge" else "is not a plain file"
+    assert ignored == f"codebase-rag: the password file {passfile} is not used: it {why}"
+    assert proc.returncode == 2 and "cannot be reached" in down and "s3cret" not in down
 
 
 def test_push_only_to_an_unreachable_or_broken_server_fails(cli, store, tmp_path):
@@ -619,6 +703,62 @@ def test_push_only_to_an_unreachable_or_broken_server_fails(cli, store, tmp_path
                    check=False)
     assert proc.returncode == 2 and "pushed" not in proc.stdout, proc.stdout
     assert "not everything reached the team cache" in proc.stderr.splitlines()[-1]
+
+
+@pytest.mark.parametrize("address, env, says", [
+    ("postgresql://alice:s3cret-pw@[::1/team", {}, "'postgresql://[::1/team' is not a valid URL"),
+    ("http://alice:s3cret-pw@[::1", {}, "'http://[::1' is not a valid URL"),
+    ("postgresql://alice:s3cret-pw@h1,h2/team", {}, "several hosts or ports (h1,h2, in the "
+                                                    "address)"),
+    ("postgres://alice:s3cret-pw@h1:5432,h2:5433/team", {}, "several hosts or ports"),
+    ("postgresql:///team", {"PGHOST": "h1,h2"}, "several hosts or ports (h1,h2, in PGHOST)"),
+    ("postgresql://alice:s3cret-pw@127.0.0.1/team", {"PGPORT": "-1"},
+     "port '-1' (from PGPORT) is not a number from 1 to 65535"),
+    ("postgresql://alice:s3cret-pw@127.0.0.1/team", {"PGPORT": "70000"}, "(from PGPORT)"),
+    ("postgresql://alice:s3cret-pw@127.0.0.1:0/team", {}, "(from the address)"),
+], ids=["ipv6-unclosed", "http-ipv6-unclosed", "hosts", "hosts-ports", "pghost", "pgport",
+        "pgport-range", "port-0"])
+def test_an_address_its_store_would_refuse_is_one_line_before_any_work(cli, tmp_path, address,
+                                                                        env, says):
+    """A build, and --background before it says the index is ready or being built."""
+    tree, db = clone(tmp_path, "tree"), tmp_path / "db"
+    for background in ([], ["--background"]):
+        proc = cli.index(tree, db, "--server", address, *background, check=False, env=env)
+        assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+        [line] = proc.stderr.splitlines()
+        assert says in line and "s3cret-pw" not in line, line
+    assert not db.exists()                # nothing written, no build started
+
+
+def test_an_address_is_printed_as_its_scheme_host_port_and_path():
+    from codebase_rag.team_wire import shown
+    assert [shown(url) for url in ("postgres://", "postgresql:///team",
+                                   "postgresql://alice:pw@[::1]:5433/team/?password=pw",
+                                   "https://alice:pw@[::1/x?token=t")] == \
+        ["postgres://", "postgresql:///team", "postgresql://[::1]:5433/team", "https://[::1/x"]
+
+
+def test_an_address_with_everything_from_the_pg_variables_is_printed_whole(cli, tmp_path):
+    proc = cli.run("index.py", "--source", clone(tmp_path, "ci"), "--server", "postgres://",
+                   "--push-only", check=False,
+                   env={"PGHOST": "127.0.0.1", "PGPORT": str(free_port())})
+    [line] = proc.stderr.splitlines()
+    assert "the team cache at postgres:// cannot be reached" in line, line
+
+
+def test_a_failed_background_build_is_the_last_error_in_status(cli, tmp_path):
+    """A detached build that fails before its build begins (here: --db names another tree's
+    index) says so in --status, not "starting" and then "interrupted"."""
+    first, other, db = clone(tmp_path, "first"), clone(tmp_path, "other"), tmp_path / "db"
+    cli.index(first, db)
+    cli.run("index.py", "--source", other, "--db", db, "--background")
+    deadline = time.monotonic() + 120
+    while "belongs to" not in (db / "build.log").read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    status = cli.run("index.py", "--db", db, "--status").stdout
+    assert status.startswith("failed: "), status
+    assert re.search(r"^last error \(.*\): the index at .* belongs to .*first", status, re.M), \
+        status
 
 
 def test_push_only_leaves_no_temp_files(cli, server, tmp_path):
