@@ -1,19 +1,27 @@
 #!/usr/bin/env python3
-"""Every dev set in one command: the eval kits' run_eval.py on C# (osu), TypeScript (typeorm)
-and Python (networkx), the tool against the seed baseline, printed as one markdown table.
+"""Every dev set in one command: the eval kits' run_eval.py on the summary and natural-language
+sets of every language (bench/devsets/README.md), the tool against the seed baseline, printed
+as one markdown table.
 
     python bench/dev_evals.py [--project CHECKOUT] [--work DIR] [--sets NAME ...]
                               [--systems tool seed naive] [--env KEY=VALUE ...] [--tag NAME]
                               [--subset CHUNKS] [--fresh] [--out TABLE.md]
 
-Sets (paths are options; the defaults are the shared layout under /work/repos):
+Sets (paths are options; the defaults are the shared layout under /work/repos, made by
+bench/devsets/prepare.sh; bench/devsets/README.md lists them). A set is named LANG-sum or
+LANG-nl, LANG the language's short name: its name in codebase_rag/languages.py, or its
+first extension where the name is longer than four letters (cs, ts, js, py, go, java,
+rust, c, cpp).
   cs-sum   C# summaries, data/dev-ppy__osu.jsonl on the stripped corpus (kit make_corpus.py)
   cs-nl    C# natural language, data/dev-nl-osu.jsonl on the original osu tree, per kind
   ts-sum   TS summaries, ts/data/dev-typeorm__typeorm.jsonl on typeorm-stripped
   ts-nl    TS natural language, ts/data/dev-nl-typeorm.jsonl on typeorm-nl, per kind
   py-sum   Python summaries, bench/make_py_devset.py's set (networkx) on its corpus
-  LANG-sum each language of the tree-sitter driver (go, java, rust, c, cpp): the set
-           bench/make_devset.py wrote to DEVSETS/LANG-REPO/ (dev-*.jsonl and corpus/)
+  LANG-sum any other language: the set bench/make_devset.py wrote to DEVSETS/NAME-REPO/
+           (dev-*.jsonl and corpus/; NAME the language's name or short name)
+  LANG-nl  natural language, per kind: the committed bench/devsets/nl-NAME-REPO.jsonl,
+           asked on the original tree REPOS/REPO (doc comments kept)
+One set per name: two files or folders of one language stop the run.
 
 Systems:
   tool     --project's index.py / query.py (default: a snapshot of this checkout, so edits
@@ -43,6 +51,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -56,27 +65,71 @@ KINDS = ("agent", "behaviour", "grep-hard", "locate")
 INDEX_TIME = ("CODEBASE_RAG_HEADER", "CODEBASE_RAG_PRECISION", "CODEBASE_RAG_MODEL")
 
 
+def short(lang):
+    """A language's word in set names: its name, or its first extension when the name is
+    longer than four letters (csharp -> cs, python -> py, rust stays rust)."""
+    return lang.name if len(lang.name) <= 4 else lang.extensions[0].lstrip(".")
+
+
+def language_named(word):
+    """The Language whose name or short name is this word, or None."""
+    return next((lang for lang in LANGUAGES if word in (lang.name, short(lang))), None)
+
+
+def extensions_of(lang):
+    return ",".join(extensions_read(lang))                # C++: a .h too
+
+
+def fail(message):
+    print(f"dev_evals.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def found_sets(paths, kind, where):
+    """{LANG-kind: (path, repo, Language)} of the (path, "WORD-REPO") given, WORD a language's
+    name or short name; one per language."""
+    found = {}
+    for path, word_repo in paths:
+        word, _, repo = word_repo.partition("-")
+        lang = language_named(word)
+        if lang is None or not repo:
+            fail(f"{path}: not named after a language and a repository (WORD-REPO, WORD one "
+                 f"of {', '.join(short(lang) for lang in LANGUAGES)})")
+        name = f"{short(lang)}-{kind}"
+        if name in found:
+            fail(f"{where}: two {lang.name} {kind} sets ({found[name][0].name}, {path.name}); "
+                 f"keep one")
+        found[name] = (path, repo, lang)
+    return found
+
+
 def sets(args):
     py = Path(args.py_dir)
-    driver = {}
-    for lang in LANGUAGES:
-        found = [(folder, data) for folder in sorted(Path(args.devsets).glob(f"{lang.name}-*"))
-                 for data in folder.glob("dev-*.jsonl")] if lang.syntax else []
-        if len(found) > 1:
-            raise SystemExit(f"{args.devsets}: {len(found)} {lang.name} sets "
-                             f"({', '.join(f.name for f, _ in found)}); keep one")
-        for folder, data in found:
-            driver[f"{lang.name}-sum"] = (data, folder / "corpus",
-                                          ",".join(extensions_read(lang)))   # C++: a .h too
-    return {
+    kit = {
         "cs-sum": (KIT / "data/dev-ppy__osu.jsonl", Path(args.osu_corpus), ".cs"),
         "cs-nl": (KIT / "data/dev-nl-osu.jsonl", Path(args.osu_tree), ".cs"),
         "ts-sum": (KIT / "ts/data/dev-typeorm__typeorm.jsonl", Path(args.typeorm_stripped),
                    ".ts,.tsx,.mts,.cts,.js,.jsx,.mjs,.cjs"),
         "ts-nl": (KIT / "ts/data/dev-nl-typeorm.jsonl", Path(args.typeorm_nl),
                   ".ts,.tsx,.mts,.cts,.js,.jsx,.mjs,.cjs"),
-        "py-sum": (py / "dev-networkx__networkx.jsonl", py / "corpus", ".py"),
-        **driver}
+        "py-sum": (py / "dev-networkx__networkx.jsonl", py / "corpus", ".py")}
+    summaries = found_sets([(folder, folder.name) for folder in
+                            sorted(Path(args.devsets).glob("*-*")) if folder.is_dir()
+                            and not folder.name.endswith(".part")], "sum", args.devsets)
+    nl = found_sets([(data, data.stem[len("nl-"):]) for data in
+                     sorted(Path(args.nl_dir).glob("nl-*-*.jsonl"))], "nl", args.nl_dir)
+    found = {}
+    for name, (folder, _, lang) in summaries.items():
+        data = sorted(folder.glob("dev-*.jsonl"))
+        if len(data) != 1:
+            fail(f"{folder}: {len(data)} dev-*.jsonl files; keep one")
+        found[name] = (data[0], folder / "corpus", extensions_of(lang))
+    for name, (data, repo, lang) in nl.items():
+        found[name] = (data, Path(args.repos) / repo, extensions_of(lang))
+    twice = sorted(set(kit) & set(found))
+    if twice:
+        fail(f"{', '.join(twice)}: the eval kits have these sets already; keep one")
+    return {**kit, **found}
 
 
 SHIM = """import os, sys
@@ -225,12 +278,28 @@ def main():
     p.add_argument("--py-dir", default=str(REPOS / "CORPORA/networkx-py-dev"))
     p.add_argument("--devsets", default="/work/devsets", help="bench/make_devset.py's sets, "
                    "one folder LANG-REPO each")
+    p.add_argument("--nl-dir", default=str(HERE / "devsets"), help="the NL sets, "
+                   "nl-LANG-REPO.jsonl each")
+    p.add_argument("--repos", default=str(REPOS), help="the original trees the NL sets are "
+                   "asked on, REPOS/REPO")
     p.add_argument("--out", type=Path, help="also write the table here")
     args = p.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     env = dict(kv.split("=", 1) for kv in args.env)
     all_sets = sets(args)
+    unknown = [n for n in args.sets or () if n not in all_sets]
+    if unknown:
+        fail(f"no set {', '.join(unknown)}; there are {', '.join(all_sets)} "
+             f"(bench/devsets/README.md)")
     names = [n for n in all_sets if args.sets is None or n in args.sets]
+    absent = {n: next(p for p in all_sets[n][:2] if not p.exists()) for n in names
+              if not all(p.exists() for p in all_sets[n][:2])}
+    if absent and not args.table_only:
+        where = "; ".join(f"{n}: {path}" for n, path in absent.items())
+        if args.sets:
+            fail(f"not there: {where}. Make them with bash bench/devsets/prepare.sh")
+        print(f"dev_evals.py: left out, not there: {where}", file=sys.stderr)
+        names = [n for n in names if n not in absent]
     args.seed_sets = args.seed_sets or [n for n in names if not n.startswith("cs-")]
     tool = args.project.resolve() if args.project else None
     reports = {}

@@ -35,7 +35,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from codebase_rag.languages import LANGUAGES
+from codebase_rag.languages import LANGUAGES, by_name
 from codebase_rag.walk import read_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,7 +81,7 @@ def comment_lines(lines, unit):
 
 
 def build(lang, repo_dir, out_dir, n, seed, under=()):
-    row = oracle.language(lang)
+    row = by_name(lang)
     files = []
     for rel, path in oracle.files_of(repo_dir, lang):
         parts = rel.split("/")
