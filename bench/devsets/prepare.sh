@@ -117,7 +117,7 @@ corpus() {  # the sets and corpora of one tree
         export TS_ORACLE_TYPESCRIPT=${TS_ORACLE_TYPESCRIPT:-$HERE/.cache/node/node_modules/typescript}
         rm -rf "$out.part"
         (cd "$HERE" && "$PYTHON" bench/make_js_devset.py "$src" "$out.part" --repo "$repo" \
-            ${under:+--under "$under"}) || return 1
+            ${under:+--under "$under"} --verify "$KIT") || return 1
         mv "$out.part" "$out" ;;
     ts)
         # the kit's oracle needs TypeScript 5: this checkout's .cache/node has it
