@@ -24,7 +24,8 @@ with AMX it ran 1.4x faster than fp32 (9.5 against 6.6 pairs/s, the same loss); 
 Every --checkpoint-every steps OUT/checkpoint.pt holds the weights, the optimiser, the
 schedule and the loss so far (written whole, then renamed); a run started again with the
 same arguments resumes from it. At each checkpoint the loss on the held-out repositories
-(valid.jsonl) is measured. OUT/loss.csv has every step's loss, OUT/loss.png draws it, and
+(valid.jsonl: up to --valid-pairs of each language, in batches of one language) is measured,
+overall and per language (loss.json's valid_by_language). OUT/loss.csv has every step's loss, OUT/loss.png draws it, and
 OUT/model is the tuned model: a sentence-transformers folder (what --model takes).
 """
 import argparse
@@ -72,6 +73,17 @@ def plan_batches(pairs, batch, seed, lengths):
             queue = rest
     rng.shuffle(batches)
     return [b for b in batches if len(b) > 1]
+
+
+def valid_sample(valid, per_language, seed):
+    """Up to per_language held-out pairs of each language, drawn with the seed, grouped by
+    language: each language's loss is measured on batches of its own (its in-batch
+    negatives are of its language, as at query time)."""
+    by_lang = {}
+    for p in valid:
+        by_lang.setdefault(p["lang"], []).append(p)
+    return [p for lang in sorted(by_lang) for p in random.Random(f"{seed}|{lang}").sample(
+        by_lang[lang], min(per_language, len(by_lang[lang])))]
 
 
 def member_name(member):
@@ -197,7 +209,8 @@ def main(argv=None):
     ap.add_argument("--max-steps", type=int, help="stop after this many steps (the plan and "
                     "the schedule are still the whole epoch's)")
     ap.add_argument("--checkpoint-every", type=int, default=200)
-    ap.add_argument("--valid-pairs", type=int, default=512)
+    ap.add_argument("--valid-pairs", type=int, default=128,
+                    help="held-out pairs per language (each language's loss is reported)")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
     a = ap.parse_args(argv)
@@ -218,7 +231,7 @@ def main(argv=None):
     valid = read_pairs(Path(a.data) / "valid.jsonl")
     if a.limit:
         pairs = random.Random(a.seed).sample(pairs, min(a.limit, len(pairs)))
-    valid = random.Random(a.seed).sample(valid, min(a.valid_pairs, len(valid)))
+    valid = valid_sample(valid, a.valid_pairs, a.seed)
     if a.negatives in ("lexical", "both"):
         column = "negative" if a.negatives == "lexical" else "lexical"
         pairs = [{**p, column: negative}
@@ -257,7 +270,8 @@ def main(argv=None):
         state = saved["state"]
         print(f"resumed from {checkpoint} at step {state['step']} of {total}", flush=True)
     print(f"{len(pairs):,} pairs in {total:,} batches of {a.batch} (max {a.max_length} word "
-          f"pieces, {'+'.join(columns)}), {len(valid)} held-out pairs; {a.precision} on "
+          f"pieces, {'+'.join(columns)}), {len(valid)} held-out pairs "
+          f"({len({p['lang'] for p in valid})} languages); {a.precision} on "
           f"{a.threads} threads; CPU bf16: {', '.join(sorted(native_bf16)) or 'none'}",
           flush=True)
 
@@ -267,14 +281,30 @@ def main(argv=None):
         return [dict(tokenize([r[c] for r in rows])) for c in columns]
 
     def valid_loss():
+        """The held-out loss over every language's pairs, and {language: its loss}."""
         model.eval()
+        by_lang = {}
         with torch.no_grad():
-            parts = [valid[i:i + a.batch] for i in range(0, len(valid), a.batch)]
-            # the mined negatives, whatever the run trains on: one held-out loss for every run
-            losses = [loss_fn(features(part, TEXTS[:3]), None).item() * len(part)
-                      for part in parts if len(part) > 1]
+            for lang in sorted({p["lang"] for p in valid}):
+                rows = [p for p in valid if p["lang"] == lang]
+                parts = [rows[i:i + a.batch] for i in range(0, len(rows), a.batch)]
+                # the mined negatives, whatever the run trains on: one held-out loss for
+                # every run
+                by_lang[lang] = [(loss_fn(features(part, TEXTS[:3]), None).item(), len(part))
+                                 for part in parts if len(part) > 1]
         model.train()
-        return sum(losses) / max(1, len(valid))
+        every = [x for losses in by_lang.values() for x in losses]
+        overall = sum(loss * n for loss, n in every) / max(1, sum(n for _, n in every))
+        return overall, {lang: round(sum(loss * n for loss, n in losses) /
+                                     max(1, sum(n for _, n in losses)), 5)
+                         for lang, losses in by_lang.items() if losses}
+
+    def measure():
+        overall, by_lang = valid_loss()
+        state["valid"].append((state["step"], overall))
+        state.setdefault("valid_by_language", []).append((state["step"], by_lang))
+        return f"held-out loss {overall:.4f} (" + \
+            ", ".join(f"{lang} {loss:.3f}" for lang, loss in by_lang.items()) + ")"
 
     def save():
         save_atomic({"config": config, "model": model.state_dict(),
@@ -294,8 +324,7 @@ def main(argv=None):
         write_png(out / "loss.png", [(smooth, (40, 90, 200)), (state["valid"], (220, 60, 30))])
 
     if state["step"] == 0 and not state["valid"]:
-        state["valid"].append((0, valid_loss()))
-        print(f"step 0: held-out loss {state['valid'][-1][1]:.4f} (the stock model)", flush=True)
+        print(f"step 0: {measure()}, the starting model", flush=True)
     model.train()
     stop = min(total, a.max_steps) if a.max_steps else total
     window = []
@@ -325,10 +354,9 @@ def main(argv=None):
                   f"{state['seconds'] / 60:.1f} min so far, about "
                   f"{(total - state['step']) * a.batch / rate / 60:.0f} min to go", flush=True)
         if state["step"] % a.checkpoint_every == 0 or state["step"] == stop:
-            state["valid"].append((state["step"], valid_loss()))
+            held_out = measure()
             save()
-            print(f"checkpoint at step {state['step']}: held-out loss "
-                  f"{state['valid'][-1][1]:.4f}", flush=True)
+            print(f"checkpoint at step {state['step']}: {held_out}", flush=True)
     if state["step"] == total:
         model.max_seq_length = base_length       # trained on shorter texts, read as the stock
         model.save(str(out / "model"), create_model_card=False)
