@@ -284,6 +284,7 @@ def python_docs(doc):
 
 
 DOC_TAG = re.compile(r"^[@\\](\w+)\s*(.*)")            # @return x, \\brief x (Javadoc, Doxygen)
+RULE = re.compile(r"[-=*#~_/]{4,}")                   # a ruled line: //===----===//, /*------
 NAME_ONLY = re.compile(r"^[\w:~.<>]+(?:\(\s*\))?:?$")   # curl's "Curl_hmacit()" paragraph
 MARKERS = {"go": re.compile(r"^//"), "java": None, "rust": re.compile(r"^///(?!/)"),
            "c": re.compile(r"^(?://[/!]?|/\*[*!]?|\*/?|\*\*)"),
@@ -323,7 +324,8 @@ def driver_docs(lang, raw):
             line = marker.sub("", line) if marker.match(line) else line
             lines.append(line.removesuffix("*/").strip("*").strip())
     paragraphs, tags, tag = [[]], {}, None
-    for line in lines:
+    for line in (RULE.sub(" ", line) for line in lines):     # //===---=== banners: a rule
+        line = line if line.strip() else ""
         m = DOC_TAG.match(line.strip())
         if m and m.group(1).lower() in ("brief", "short", "summary", "details"):
             tag = None
