@@ -56,19 +56,21 @@ class OverBudget(Exception):
 PLAIN_KIND = "lines"          # a plain window's kind: a chunk of every language (contract.py)
 PLAIN_MEMBER = "<file>"
 PLAIN_LINES = 60              # lines of the file in each plain window
-_CHECK_EVERY = 256            # spend() calls between two looks at the CPU clock (0.7 us each)
+_CHECK_EVERY = 256            # steps between two looks at the CPU clock (0.7 us each)
 _state = threading.local()    # each thread chunks its own file: its own deadline
+_left = _CHECK_EVERY          # steps before the next look: shared by the threads (a race only
+                              # moves a look a little), as a thread's own costs twice as much
 
 
 @contextmanager
 def budget(seconds):
     """Chunk within `seconds` of this thread's CPU time: spend() raises OverBudget after."""
-    saved = getattr(_state, "deadline", None), getattr(_state, "left", 0)
-    _state.deadline, _state.left = time.thread_time() + seconds, _CHECK_EVERY
+    saved = getattr(_state, "deadline", None)
+    _state.deadline = time.thread_time() + seconds
     try:
         yield
     finally:
-        _state.deadline, _state.left = saved
+        _state.deadline = saved
 
 
 def spent():
@@ -80,12 +82,13 @@ def spent():
 
 def spend(steps=1):
     """One step (or `steps`) of a chunker's work: raises OverBudget once this thread's
-    budget is used up, looking at the clock once _CHECK_EVERY steps have gone by."""
-    left = getattr(_state, "left", 0) - steps
-    if left > 0:
-        _state.left = left
+    budget is used up, looking at the clock once _CHECK_EVERY steps have gone by. A loop
+    whose steps cost less than a call counts them itself and spends them in a batch."""
+    global _left
+    _left -= steps
+    if _left > 0:
         return
-    _state.left = _CHECK_EVERY
+    _left = _CHECK_EVERY
     if spent():
         raise OverBudget("over its CPU budget")
 

@@ -76,9 +76,12 @@ def _skip_string(text, pos):
     stack of open strings and holes follows them to any depth without recursion."""
     n = len(text)
     frames = []                       # an open string: its verbatim flag; a hole: [braces, parens]
-    i = _open_string(text, pos, frames)
+    i, steps = _open_string(text, pos, frames), 0
     while frames and i < n:
-        spend()
+        steps += 1
+        if steps == 64:                  # a character costs less than a call to spend()
+            spend(steps)
+            steps = 0
         top = frames[-1]
         if type(top) is bool:         # inside a string
             c = text[i]
@@ -147,9 +150,12 @@ def tokenize(text):
     texts, lines, offsets, doc_lines, directives = [], [], [], set(), {}
     pos, line, n = 0, 1, len(text)
     groups = []                          # per open #if: [start of each branch's tokens]
-    match = _TOKEN.match
+    match, steps = _TOKEN.match, 0
     while pos < n:
-        spend()
+        steps += 1
+        if steps == 64:                  # a token costs less than a call to spend()
+            spend(steps)
+            steps = 0
         m = match(text, pos)
         kind = m.lastgroup
         end = _skip_string(text, pos) if kind == "special" else m.end()
