@@ -87,6 +87,9 @@ ABSORB_SECONDS = _setting("ABSORB_SECONDS", 1.0, "seconds a search may spend rea
                           "chunking files changed since the index read them (a few hundred "
                           "files); it names what it could not take in, and a writer takes it",
                           bounds=(0, None))
+CHUNK_SECONDS = _setting("CHUNK_SECONDS", 3.0, "seconds of CPU a file's chunking may take: "
+                         "a file over it, or one its chunker fails on, is indexed as plain "
+                         "windows of 60 lines, with a warning that names it", bounds=(0.001, None))
 HOOK_WAIT = _setting("HOOK_WAIT", 20.0, "seconds a hook waits for another writer before it "
                      "queues its file for that writer", bounds=(0, None))
 PRECISION = _setting("PRECISION", "auto", "the model's arithmetic for a new index; auto picks "

@@ -11,10 +11,10 @@ from pathlib import Path
 from stat import S_ISREG
 
 from .languages import chunk_source, language_for
-from .config import FLUSH, MAX_TOKENS, PROGRESS_EVERY
+from .config import CHUNK_SECONDS, FLUSH, MAX_TOKENS, PROGRESS_EVERY
 from .embed import SMOKE_TEXT, index_model
 from .export import resolve_model
-from .chunkers import ChunkerLimit
+from .chunkers import PLAIN_LINES, ChunkerLimit, OverBudget, budget, plain_windows
 from .errors import one_line, printable, warn
 from .lock import HOLDER, has_pending, record_holder, take_pending, take_refresh, writer_lock
 from .store import FileIndex, IndexedChunk
@@ -28,15 +28,23 @@ SAVE_EVERY = 2.0              # seconds between two writes of the embedding rate
 
 
 def chunk_file(rel, text):
-    """The chunks of one file, or None (with a warning naming it) if its chunker fails:
-    one file must never block the whole index."""
+    """The chunks of one file, within CHUNK_SECONDS of CPU: one file must never block the
+    whole index, nor a search or a hook that reads it. A file over the budget, or one its
+    chunker fails on, is the plain windows of the whole file (with a warning naming it),
+    still found by meaning and keywords; None (with a warning) for a file beyond any
+    chunker (minified, nested too deep)."""
     try:
-        return chunk_source(rel, text)
+        with budget(CHUNK_SECONDS):
+            return chunk_source(rel, text)
     except ChunkerLimit as e:
         warn(f"skipping {printable(rel)}: {e}")
+        return None
+    except OverBudget:
+        why = f"its chunking took over {CHUNK_SECONDS:g}s of CPU"
     except Exception as e:
-        warn(f"skipping {printable(rel)}: the chunker failed ({type(e).__name__}: {e})")
-    return None
+        why = f"the chunker failed ({' '.join(one_line(e).split())[:200]})"
+    warn(f"{printable(rel)}: {why}; indexed as plain windows of {PLAIN_LINES} lines")
+    return plain_windows(text)
 
 
 def language_of(rel, chunks):

@@ -10,7 +10,7 @@ from pathlib import Path
 from .config import INDEX_ARGV
 from .errors import encodable
 
-PENDING_ENTRY = re.compile(r"\d+\.\d+")       # the names queue_pending gives its entries
+PENDING_ENTRY = re.compile(r"\A\d+\.\d+")     # the names queue_pending gives its entries
 REFRESH = "refresh"                           # pending/refresh: walk the whole tree again
 HOLDER = "writer.json"                        # who holds the lock: kind, pid, start
 

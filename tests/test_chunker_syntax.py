@@ -255,7 +255,7 @@ lines = ["A" * n + ";", "  " + "A_" * (n // 2) + "x", "A" * n + "(" + "x" * n,
          "/* aaaa" * (n // 7) + "\\\\", "/**/" * (n // 4) + "\\\\", "class AB [[" * (n // 11),
          "class AB X<" + "a" * n, "template <" + "A_ " * (n // 3), ")\\n  " + "A" * n]
 for line in lines:
-    syntax._blanked((line + "\\n").encode(), TABLES[sys.argv[1]])
+    syntax._blanked((line + "\\n").encode(), sys.argv[1])
 print("read")
 """
 

@@ -2,8 +2,20 @@
 files are whose). Pure: no disk, no model.
 
 A chunk is one member with a body (method, constructor, property, function, ...), or a
-type with no such member, or code at file level that nothing else covers.
+type with no such member, or code at file level that nothing else covers; or, for a file
+no chunker could read (over its CPU budget, or a chunker that failed), one of the plain
+windows the whole file is cut into (plain_windows).
+
+The CPU budget: a regex holds the GIL and cannot be interrupted, so a chunker is stopped
+cooperatively. Within `with budget(seconds):` a chunker calls spend() between its steps
+(a node of a walk, a token, a piece, a match; a pass of a pattern over the text counts a
+step per character), each bounded because every pattern is linear (tests/test_linear.py),
+and spend() raises OverBudget once this thread has used its CPU seconds; outside such a
+block it costs next to nothing.
 """
+import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 
@@ -35,3 +47,61 @@ class Chunks(list):
 
 class ChunkerLimit(ValueError):
     """A file beyond what a chunker handles; the indexer skips it with a warning."""
+
+
+class OverBudget(Exception):
+    """A file's chunking used up its CPU budget; the indexer reads it as plain windows."""
+
+
+PLAIN_KIND = "lines"          # a plain window's kind: a chunk of every language (contract.py)
+PLAIN_MEMBER = "<file>"
+PLAIN_LINES = 60              # lines of the file in each plain window
+_CHECK_EVERY = 256            # steps between two looks at the CPU clock (0.7 us each)
+_state = threading.local()    # each thread chunks its own file: its own deadline
+_left = _CHECK_EVERY          # steps before the next look: shared by the threads (a race only
+                              # moves a look a little), as a thread's own costs twice as much
+
+
+@contextmanager
+def budget(seconds):
+    """Chunk within `seconds` of this thread's CPU time: spend() raises OverBudget after."""
+    saved = getattr(_state, "deadline", None)
+    _state.deadline = time.thread_time() + seconds
+    try:
+        yield
+    finally:
+        _state.deadline = saved
+
+
+def spent():
+    """Whether this thread's budget is used up (False outside budget()). Looks at the CPU
+    clock every time: for a caller whose steps are few (a parser's progress reports)."""
+    deadline = getattr(_state, "deadline", None)
+    return deadline is not None and time.thread_time() > deadline
+
+
+def spend(steps=1):
+    """One step (or `steps`) of a chunker's work: raises OverBudget once this thread's
+    budget is used up, looking at the clock once _CHECK_EVERY steps have gone by. A loop
+    whose steps cost less than a call counts them itself and spends them in a batch."""
+    global _left
+    _left -= steps
+    if _left > 0:
+        return
+    _left = _CHECK_EVERY
+    if spent():
+        raise OverBudget("over its CPU budget")
+
+
+def plain_windows(text):
+    """A whole file as windows of PLAIN_LINES lines (those with only blanks left out), for a
+    file no chunker could read: still found by meaning and by keywords, each hit with its
+    own lines. Kind PLAIN_KIND, member PLAIN_MEMBER: `path:61-120 | <file>`."""
+    lines = text.split("\n")
+    out = Chunks()
+    for start in range(0, len(lines), PLAIN_LINES):
+        filled = [i for i, line in enumerate(lines[start:start + PLAIN_LINES]) if line.strip()]
+        if filled:                         # it ends at its last line that is not blank
+            out.append(Chunk("", "", PLAIN_MEMBER, PLAIN_KIND, start + 1,
+                             start + filled[-1] + 1, start + 1, "", ""))
+    return out

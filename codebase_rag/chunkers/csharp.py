@@ -12,23 +12,30 @@ are chunks of the class chain E.extension(string), as Roslyn displays them.
 """
 import re
 
-from . import Chunk, ChunkerLimit
+from . import Chunk, ChunkerLimit, spend
 
+# Every pattern here costs time linear in its input (tests/test_linear.py): a run of `$`
+# is read as a special string's start from its first `$` only (from each later one it
+# would be scanned again), and a string's characters in runs of plain ones
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
   | (?P<doc>///[^\n]*)
   | (?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))
-  | (?P<special>\$+@?"|@\$+"|"{3,})
-  | (?P<str>"(?:[^"\\\n]|\\.)*(?:"|$))
-  | (?P<verbatim>@"(?:[^"]|"")*(?:"|\Z))
+  | (?P<special>(?<!\$)\$+@?"|@\$+"|"{3,})
+  | (?P<str>"[^"\\\n]*(?:\\.[^"\\\n]*)*(?:"|$))
+  | (?P<verbatim>@"[^"]*(?:""[^"]*)*(?:"|\Z))
   | (?P<char>'(?:[^'\\\n]|\\[^\n]{1,9}?)')
   | (?P<ident>@?[^\W\d]\w*)
   | (?P<num>\d[\w.]*)
   | (?P<pp>\#[^\n]*)
   | (?P<op>=>|==|!=|<=|>=|[-+*/%&|^]=|&&|\|\||\?\?=?|::|->|\+\+|--|.)
 """, re.S | re.M | re.X)
-_STRING_START = re.compile(r'(\$*)(@?)(\$*)("+)')
-_DOC_TAG = re.compile(r"<[^>]*>|^\s*///\s?", re.M)
+# read where a special string starts, so quotes follow; `"*`: past its first character it
+# never fails, so it never backtracks, wherever it is read
+_STRING_START = re.compile(r'(?=[$@"])(\$*)(@?)(\$*)("*)')
+# a tag, or the /// that opens a line: a space each; a `<` left open (no `>` to the end,
+# \Z) stays as written, and no later `<` scans that text again
+_DOC_TAG = re.compile(r"<[^>]*(>|\Z)|^[^\S\n]*///\s?", re.M)
 _BRANCH_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|elif|else|endif)\b", re.M)
 
 KEYWORDS = frozenset("""abstract as base bool break byte case catch char checked class const
@@ -69,8 +76,12 @@ def _skip_string(text, pos):
     stack of open strings and holes follows them to any depth without recursion."""
     n = len(text)
     frames = []                       # an open string: its verbatim flag; a hole: [braces, parens]
-    i = _open_string(text, pos, frames)
+    i, steps = _open_string(text, pos, frames), 0
     while frames and i < n:
+        steps += 1
+        if steps == 64:                  # a character costs less than a call to spend()
+            spend(steps)
+            steps = 0
         top = frames[-1]
         if type(top) is bool:         # inside a string
             c = text[i]
@@ -139,8 +150,12 @@ def tokenize(text):
     texts, lines, offsets, doc_lines, directives = [], [], [], set(), {}
     pos, line, n = 0, 1, len(text)
     groups = []                          # per open #if: [start of each branch's tokens]
-    match = _TOKEN.match
+    match, steps = _TOKEN.match, 0
     while pos < n:
+        steps += 1
+        if steps == 64:                  # a token costs less than a call to spend()
+            spend(steps)
+            steps = 0
         m = match(text, pos)
         kind = m.lastgroup
         end = _skip_string(text, pos) if kind == "special" else m.end()
@@ -221,6 +236,11 @@ def _match_brackets(tokens):
     return match
 
 
+def _doc_tag(m):
+    """A space for a tag or a line's ///; a `<` left open as written."""
+    return m.group() if m.group(1) == "" else " "
+
+
 def _is_name(token):
     word = token[1:] if token[0] == "@" else token
     return (word[:1].isalpha() or word[:1] == "_") and token not in KEYWORDS
@@ -286,7 +306,7 @@ class _Chunker:
             return line, ""
         if self.lines is None:                     # split once: per member it is quadratic
             self.lines = self.text.split("\n")
-        return start, " ".join(" ".join(_DOC_TAG.sub(" ", d).split())
+        return start, " ".join(" ".join(_DOC_TAG.sub(_doc_tag, d).split())
                                for d in self.lines[start - 1:top - 1]).strip()
 
     def emit(self, ns, types, member, kind, first, name_tok, last, sig_from, sig_to, owner_doc=""):
@@ -401,6 +421,7 @@ class _Chunker:
         frames = [_Frame("top", [], [])]
         i, file_scoped = 0, False
         while True:
+            spend()
             frame = frames[-1]
             context, ns, types = frame.context, frame.ns, frame.types
             if i >= n:

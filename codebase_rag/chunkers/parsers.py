@@ -12,7 +12,7 @@ import importlib
 import re
 import threading
 
-from . import ChunkerLimit
+from . import ChunkerLimit, OverBudget, spend, spent
 
 # tree-sitter reports progress every 100 parse steps. Real files (typeorm, eslint with its
 # broken-syntax fixtures, react-bootstrap, prism) take at most 16 reports per 1,000 bytes; some
@@ -26,7 +26,11 @@ PARSE_REPORTS_FLOOR = 1000
 # none of those; minified bundles have 20-40 of them per 1,000 characters.
 MAX_LINE = 5000
 MIN_CODE_DENSITY = 5 / 1000
-_LONG_LINE = re.compile(r"[^\n]{%d,}" % (MAX_LINE + 1))
+_LONG_LINE = re.compile(r"^[^\n]{%d,}" % (MAX_LINE + 1), re.M)   # from a line's start only:
+# from every character of a line of 5,000 it read the rest, 2.5 s for 1 MB of such lines
+# bytes the parser reads at a time (a parse with a progress callback reads through a callback,
+# and so does Node.text on its tree, from the node's start: a smaller slice copies less)
+READ_SLICE = 4096
 
 _languages = {}
 _lock = threading.Lock()
@@ -62,24 +66,28 @@ def parser(grammar):
 
 def parse(grammar, data, budget=True):
     """The tree of data (bytes). With budget, a parse that runs past PARSE_REPORTS_PER_KB
-    progress reports per 1,000 bytes is cancelled with ChunkerLimit."""
+    progress reports per 1,000 bytes is cancelled with ChunkerLimit. Within a CPU budget
+    (chunkers.budget), a parse that uses it up is cancelled with OverBudget."""
     p = parser(grammar)
-    if not budget:
-        return p.parse(data)
-    limit = PARSE_REPORTS_FLOOR + PARSE_REPORTS_PER_KB * len(data) // 1000
+    limit = PARSE_REPORTS_FLOOR + PARSE_REPORTS_PER_KB * len(data) // 1000 if budget else None
     reports = 0
 
     def progress(offset, has_error):
         nonlocal reports
         reports += 1
-        return reports > limit               # True cancels the parse
+        # True cancels the parse. The CPU clock is read at each report (0.7 us; real files
+        # make 5 to 16 reports per 1,000 bytes): on a run of line continuations each step of
+        # tree-sitter-python costs as much as the run, 0.7 s a report on 800 kB of them
+        return limit is not None and reports > limit or spent()
 
-    try:
-        tree = p.parse(lambda at, point: data[at:at + 65536], progress_callback=progress)
+    try:                    # Node.text reads its node through this too: a slice at a time
+        tree = p.parse(lambda at, point: data[at:at + READ_SLICE], progress_callback=progress)
     except ValueError:                       # "Parsing failed": cancelled
         tree = None
     if tree is None:
         p.reset()                            # else the next parse resumes this one
+        if limit is None or spent():
+            raise OverBudget("over its CPU budget while parsing")
         raise ChunkerLimit(f"the parser gave up on its error recovery after {limit * 100:,} steps")
     return tree
 
@@ -90,6 +98,7 @@ def count_errors(root):
         return 0
     n, stack = 0, [root]
     while stack:
+        spend()
         node = stack.pop()
         if node.is_error or node.is_missing:
             n += 1

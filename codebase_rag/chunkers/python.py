@@ -42,7 +42,7 @@ import dataclasses
 import keyword
 import re
 
-from . import Chunk, ChunkerLimit, Chunks, parsers
+from . import Chunk, ChunkerLimit, Chunks, parsers, spend
 
 MAX_NESTING = 10_000        # classes inside classes; real code uses < 10
 MIN_RUN_LINES = 3
@@ -270,6 +270,7 @@ class _Walk:
         module = _Scope(root, [], keep_errors=recover)
         scopes = [module]
         while scopes:
+            spend()
             scope = scopes[-1]
             node = next(scope.items, None)
             if node is None:
@@ -305,8 +306,10 @@ class _Walk:
         decorator to the next is parsed on its own, and its chunks kept."""
         start, end = error.start_byte, error.end_byte
         cuts = [m.start() for m in TOP_LEVEL_START.finditer(self.data, start + 1, end)]
+        spend(end - start)
         row = error.start_point[0]
         for a, b in zip([start] + cuts, cuts + [end]):
+            spend()
             piece = self.data[a:b]
             walk = _Walk(piece, self.stub)
             for c in walk.run(_parse(piece).root_node):

@@ -33,7 +33,7 @@ without an error, as an old-style function, so its errors cannot decide it.)
 import dataclasses
 import re
 
-from . import Chunk, ChunkerLimit, Chunks, parsers
+from . import Chunk, ChunkerLimit, Chunks, parsers, spend
 from .tables import TABLES
 
 MAX_NESTING = 1000
@@ -41,9 +41,16 @@ MAX_SIGNATURE = 300
 MIN_FILE_LINES = 3          # a file of fewer lines of code and no chunk (a package clause
                             # and an import) is no chunk either
 
-_LINE_MARKERS = re.compile(r"^[ \t]*(?:/\*+!?|\*+/|\*(?!/)|//[/!]?)?[ \t]?|[ \t]*\*+/[ \t]*$", re.M)
+# Every pattern here reads file text: each costs time linear in its input, whatever the
+# input (tests/test_linear.py). A `*/` is matched from the first `*` of its run (each
+# later `*` would scan the same run again), its blanks before it left to the whitespace
+# that doc_text collapses; an inline tag left open runs to the end of the text (\Z) and is
+# left as written, so a later `{@` never scans that text again
+_LINE_MARKERS = re.compile(r"^[ \t]*(?:/\*+!?|\*+/|\*(?!/)|//[/!]?)?[ \t]?|(?<!\*)\*+/[ \t]*$",
+                           re.M)
 _JAVADOC_TAG = re.compile(r"^[ \t]*(?:\*[ \t]*)?@\w", re.M)
-_INLINE_TAG = re.compile(r"\{@\w+\s+([^}|\s]+)(?:[|\s]+([^}]*))?\}")
+_INLINE_TAG = re.compile(r"\{@\w+\s+([^}|\s]+)(?:[|\s]+([^}]*))?(\}|\Z)")
+_AS_BLANKS = bytes(c if c == 10 else 32 for c in range(256))   # bytes.translate: \n stays
 _SCOPED = {"qualified_identifier": ("name", "scope"), "scoped_identifier": ("name", "path"),
            "scoped_type_identifier": ("name", "path")}
 _WRAPPING_DECLARATORS = frozenset(("parenthesized_declarator", "reference_declarator"))
@@ -52,15 +59,31 @@ _NAME_SEGMENT = frozenset(("identifier", "type_identifier", "field_identifier",
                            "primitive_type"))
 
 
+@dataclasses.dataclass(frozen=True)
+class _Patterns:
+    """A table's patterns, compiled once, with the flags the driver reads them with."""
+    name_ok: re.Pattern
+    cut: re.Pattern
+    blank: re.Pattern
+    keyword_macros: tuple              # (keyword, pattern)
+
+
+PATTERNS = {name: _Patterns(re.compile(rf"\A(?:{s.names_ok})\Z"),
+                            re.compile(s.cut, re.M) if s.cut else None,
+                            re.compile(s.blank, re.M) if s.blank else None,
+                            tuple((word, re.compile(p, re.M)) for word, p in s.keyword_macros))
+            for name, s in TABLES.items()}
+
+
 def rules(table):
     """(kinds, misnamed) of a table, for the chunk contract (contract.py)."""
     s = TABLES[table]
     kinds = {k for pair in s.functions.values() for k in pair} | set(s.types.values()) | \
         set(s.containers.values()) | set(s.namespaces.values()) | {"file"} | \
         {k for _, kinds_of in s.kind_by.values() for k in kinds_of.values()}
-    pattern = re.compile(rf"(?:{s.names_ok})\Z")
+    name_ok = PATTERNS[table].name_ok
     return frozenset(kinds), lambda c: c.kind != "file" and \
-        (c.member in s.keywords or not pattern.match(c.member))
+        (c.member in s.keywords or not name_ok.match(c.member))
 
 
 def chunk(text, ext, table, other=None):
@@ -71,29 +94,30 @@ def chunk(text, ext, table, other=None):
     if long_line:
         raise ChunkerLimit(f"looks minified or generated: line {long_line[0]:,} has "
                            f"{long_line[1]:,} characters of code")
+    spend(len(text))
     source = data = text.encode("utf-8", "surrogatepass")
     language, tree = "", None
     if other:
-        tree = parsers.parse(TABLES[other].grammar, _blanked(data, TABLES[other]))
+        as_other = _blanked(data, other)
+        tree = parsers.parse(TABLES[other].grammar, as_other)
         if _holds(tree.root_node, TABLES[other].marks):
-            table, language, data = other, other, _blanked(data, TABLES[other])
+            table, language, data = other, other, as_other
         else:
             tree = None
     if tree is None:
-        data = _blanked(data, TABLES[table])
+        data = _blanked(data, table)
         tree = parsers.parse(TABLES[table].grammar, data)
     root = tree.root_node
-    syntax = TABLES[table]
-    found = _Walk(data, syntax, source).run(root)
-    if syntax.cut and root.has_error:
-        found = _recover(data, syntax, root, found, source)
+    found = _Walk(data, table, source).run(root)
+    if TABLES[table].cut and root.has_error:
+        found = _recover(data, table, root, found, source)
     result = Chunks(found)
     result.parse_errors = parsers.count_errors(root)
     result.language = language
     return result
 
 
-def _recover(data, syntax, root, found, source):
+def _recover(data, table, root, found, source):
     """Where tree-sitter could not recover (a macro it cannot read derails the rest of the
     file into one ERROR, or into one function's body), the broken node is cut at the
     table's `cut` lines (C: a `}` at the start of a line ends a function or a type) and each
@@ -102,22 +126,24 @@ def _recover(data, syntax, root, found, source):
     alone, the node is the whole file; otherwise each ERROR or function with an error at
     file or namespace level, its pieces' chunks in that namespace. source: the file as
     written (data is as read: _blanked)."""
-    cut = re.compile(syntax.cut, re.M)
+    syntax, cut = TABLES[table], PATTERNS[table].cut
     whole = not syntax.containers and not syntax.namespaces
     for node, namespace in [(root, ())] if whole else _broken(root, syntax):
         first, last = first_line(node), last_line(node)
         ends = [m.end() for m in cut.finditer(data, node.start_byte, node.end_byte)
                 if m.end() < node.end_byte - 1]
+        spend(node.end_byte - node.start_byte)
         if not ends:
             continue
         found = [c for c in found if not first <= c.start_line <= last]
         opened, start = _opened(node) if node.type == "ERROR" else ((), node.start_byte)
         around, row, braces = namespace + opened, data.count(b"\n", 0, start), []
         for a, b in zip([start] + ends, ends + [node.end_byte]):
+            spend()
             piece = data[a:b]
             tree = parsers.parse(syntax.grammar, piece).root_node
             inside = around + tuple(name for name in braces if name)
-            for c in _Walk(piece, syntax, source[a:b]).run(tree):
+            for c in _Walk(piece, table, source[a:b]).run(tree):
                 if c.kind != "file":
                     found.append(dataclasses.replace(
                         c, start_line=c.start_line + row, end_line=c.end_line + row,
@@ -186,16 +212,19 @@ def _broken(root, syntax):
                 stack.append((child.child_by_field_name("body"), namespace + parts))
 
 
-def _blanked(data, syntax):
+def _blanked(data, table):
     """data with the groups of the table's `blank` read as spaces and those of its
     `keyword_macros` as their keywords (same length, same lines)."""
-    if not syntax.blank and not syntax.keyword_macros:
+    patterns = PATTERNS[table]
+    if not patterns.blank and not patterns.keyword_macros:
         return data                     # Go, Java, Rust: no copy of every file
     out = bytearray(data)
-    for word, pattern in ((b"", syntax.blank), *syntax.keyword_macros):
-        for m in re.finditer(pattern, data, re.M) if pattern else ():
+    for word, pattern in ((b"", patterns.blank), *patterns.keyword_macros):
+        for m in pattern.finditer(data) if pattern else ():
+            spend()
             a, b = next(m.span(g) for g in range(1, m.re.groups + 1) if m.start(g) >= 0)
-            out[a:b] = word + bytes(c if c == 10 else 32 for c in data[a + len(word):b])
+            out[a:b] = word + data[a + len(word):b].translate(_AS_BLANKS)
+        spend(len(data))
     return bytes(out)
 
 
@@ -204,6 +233,7 @@ def _holds(root, types):
     with its body)? Stops at the first."""
     wanted, stack = frozenset(types), [root]
     while stack:
+        spend()
         node = stack.pop()
         if node.type in wanted and (not node.type.endswith("_specifier") or
                                     node.child_by_field_name("body") is not None):
@@ -275,9 +305,10 @@ class _Frame:
 class _Walk:
     """data: the bytes the tree was parsed from; source: the same as written (the table's
     blanks undone), which signatures and doc comments are read from."""
-    def __init__(self, data, syntax, source):
+    def __init__(self, data, table, source):
+        syntax = TABLES[table]
         self.data, self.s, self.source = data, syntax, source
-        self.name_ok = re.compile(rf"(?:{syntax.names_ok})\Z")
+        self.name_ok = PATTERNS[table].name_ok
         self.items = set(syntax.functions) | set(syntax.types) | set(syntax.containers) | \
             set(syntax.namespaces) | syntax.wrappers | syntax.holders
         self.chunks, self.n_functions = [], 0
@@ -285,6 +316,7 @@ class _Walk:
     def run(self, root):
         frames = [_Frame(root, (), (), False, "", 0)]
         while frames:
+            spend()
             frame = frames[-1]
             node = next(frame.children, None)
             if node is None:
@@ -535,5 +567,11 @@ def doc_text(comment):
     if comment.startswith("/**"):
         tag = _JAVADOC_TAG.search(comment, 3)
         comment = comment[:tag.start()] if tag else comment
-        comment = _INLINE_TAG.sub(lambda m: m.group(2) or m.group(1), comment)
+        comment = _INLINE_TAG.sub(inline_tag, comment)
     return " ".join(_LINE_MARKERS.sub("", comment).split())
+
+
+def inline_tag(m):
+    """What an {@link X label} of _INLINE_TAG reads as: its label, else X; one left open
+    (no `}` to its end) as written."""
+    return (m.group(2) or m.group(1)) if m.group(3) else m.group()

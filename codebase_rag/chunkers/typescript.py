@@ -16,7 +16,7 @@ The walk keeps its own stack: deep nesting cannot reach Python's recursion limit
 """
 import re
 
-from . import Chunk, ChunkerLimit, Chunks, parsers
+from . import Chunk, ChunkerLimit, Chunks, parsers, spend
 from .parsers import MAX_LINE, looks_minified  # noqa: F401 - MAX_LINE: said in its tests
 
 GRAMMAR = {".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
@@ -42,15 +42,19 @@ _CLASSES = frozenset(("class_declaration", "abstract_class_declaration", "class"
 _TRANSPARENT = frozenset(("parenthesized_expression", "as_expression", "satisfies_expression",
                           "type_assertion", "non_null_expression"))
 _CALLS = frozenset(("call_expression", "new_expression"))
-_COMMENT = re.compile(rb"/\*.*?\*/|//[^\n]*", re.S)
-_DOC_MARKERS = re.compile(r"^\s*/\*\*+|\*+/\s*$|^\s*\*+ ?", re.M)
-_INLINE_TAG = re.compile(r"\{@\w+\s+([^}|\s]+)(?:[|\s]+([^}]*))?\}")
+# Every pattern here costs time linear in its input (tests/test_linear.py): a comment or
+# an inline tag left open runs to the end (\Z), so no later opening scans that text again;
+# blanks before a marker are those of its own line ([^\S\n]: the blank lines between are
+# whitespace the text collapses anyway), and a `*/` is matched from the first `*` of its run
+_COMMENT = re.compile(rb"/\*.*?(?:\*/|\Z)|//[^\n]*", re.S)
+_DOC_MARKERS = re.compile(r"^[^\S\n]*/\*\*+|(?<!\*)\*+/[^\S\n]*$|^[^\S\n]*\*+ ?", re.M)
+_INLINE_TAG = re.compile(r"\{@\w+\s+([^}|\s]+)(?:[|\s]+([^}]*))?(\}|\Z)")
 
 
 GRAMMAR_WHEEL = {"typescript": "tree_sitter_typescript:language_typescript",
                  "tsx": "tree_sitter_typescript:language_tsx",
                  "javascript": "tree_sitter_javascript"}
-_DECLARED = re.compile(r"(?:export |default |declare |async )*"
+_DECLARED = re.compile(r"\A(?:export |default |declare |async )*"
                        r"(?:function\*?|const|let|var|class|interface|type|enum)\s+(\w+)")
 
 
@@ -72,8 +76,13 @@ def jsdoc_text(comment):
         if line.lstrip().startswith("@"):
             break                  # the block tags run to the end of the comment
         kept.append(line)
-    text = _INLINE_TAG.sub(lambda m: m.group(2) or m.group(1), " ".join(kept))
+    text = _INLINE_TAG.sub(_inline_tag, " ".join(kept))
     return " ".join(text.split())
+
+
+def _inline_tag(m):
+    """What an {@link X label} reads as: its label, else X; one left open as written."""
+    return (m.group(2) or m.group(1)) if m.group(3) else m.group()
 
 
 def _unwrap(e):
@@ -272,7 +281,8 @@ class _Chunker:
             return None
         doc = None
         for m in _COMMENT.finditer(self.src, lo, hi):
-            if m.group().startswith(b"/**") and not m.group().startswith(b"/**/"):
+            if m.group().startswith(b"/**") and not m.group().startswith(b"/**/") and \
+                    m.group().endswith(b"*/"):
                 doc = m
         if doc is None:
             return None
@@ -328,6 +338,7 @@ class _Chunker:
         root = self.tree.root_node
         self.stack = [(self.visit, (c, None, "", c)) for c in reversed(self.siblings(root))]
         while self.stack:
+            spend()
             step, args = self.stack.pop()
             step(*args)
         self.chunks.sort(key=lambda c: (c.start_line, c.end_line))
@@ -701,4 +712,5 @@ def chunk(text, ext):
     if long_line:
         raise ChunkerLimit(f"looks minified or generated: line {long_line[0]:,} has "
                            f"{long_line[1]:,} characters of code")
+    spend(len(text))
     return _Chunker(text, grammar).run()
