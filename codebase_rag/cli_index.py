@@ -16,7 +16,7 @@ import sys
 import time
 
 from . import config
-from .errors import ArgParser, UsageError, one_line, report, warn
+from .errors import ArgParser, UsageError, one_line, read_json, report, warn
 
 
 def parse_args(argv, prog="index.py"):
@@ -139,7 +139,7 @@ def main(argv=None, prog="index.py"):
             if config.PROBLEMS:
                 raise UsageError(config.PROBLEMS[0])
             from .hook import handle_hook
-            handle_hook(json.loads(sys.stdin.read() or "{}"), args.db)
+            handle_hook(read_json(sys.stdin.read() or "{}", "the hook's event"), args.db)
         except (Exception, SystemExit) as e:
             if not isinstance(e, SystemExit):
                 warn(f"hook: {one_line(e)}")

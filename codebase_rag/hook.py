@@ -40,8 +40,8 @@ def handle_hook(event, db=None):
     holds the lock applies it before it lets go."""
     if not isinstance(event, dict) or event.get("tool_name", "Edit") not in HOOK_TOOLS:
         return
-    tool_input = event.get("tool_input") or {}
-    path = tool_input.get("file_path")
+    tool_input = event.get("tool_input")
+    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
     if not isinstance(path, str) or not path.endswith(EXTENSIONS) or not encodable(path):
         return
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
