@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 
 from . import __version__ as VERSION
 from .config import CONFIDENT, INDEX_COMMAND, K, LINES, MAX_FILE_BYTES, MODE, SETTINGS
-from .errors import UsageError, encodable, one_line, printable
+from .errors import UsageError, encodable, not_text, one_line, printable
 from .languages import LANGUAGES, language_for
 from .text import SHAPES
 
@@ -115,6 +115,8 @@ def checked(tool, given):
         elif schema["type"] == "string":
             if not isinstance(value, str):
                 raise UsageError(f"{name} must be a string")
+            if not encodable(value):      # JSON's "\ud800" alone: no file or model reads it
+                raise UsageError(not_text(name, value, bytes_read=False))
             if "enum" in schema and value not in schema["enum"]:
                 raise UsageError(f"{name} must be one of {', '.join(schema['enum'])}")
             if schema.get("minLength") and not value.strip():
