@@ -194,7 +194,7 @@ class Reader:
         if left:
             known = store.manifest(list(left))
             notes.append(unread_note(left, known, not os.access(store.folder, os.W_OK)))
-            unread += len(left)
+            unread += len(left) + len(getattr(left, "folders", ()))   # a folder not listed: 1
         for h in hits:
             h.stale = h.chunk.file in left
         if max_distance is not None:

@@ -202,7 +202,7 @@ def dry_run(source, excludes=()):
     nothing."""
     source, _ = locate(source, None)
     for rel, path, _ in walk(source, Ignore(source, excludes)):
-        text = read_source(path)
+        text = read_source(path, rel)
         chunks = chunk_file(rel, text) if text is not None else None
         for c in chunks or ():
             yield rel, language_of(rel, chunks), c
