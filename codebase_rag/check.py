@@ -98,7 +98,7 @@ def team_problems(store, folder):
                     if key in sample})              # a window's id: file#ordinal.window.key
     texts, max_tokens = {}, model.max_tokens
     for rel in files:                   # cut as the build cut them
-        text = read_source(root / rel)
+        text = read_source(root / rel, rel)
         built = build_file(rel, text, model.count_tokens, max_tokens) \
             if text is not None else None
         for _, _, _, window in built[1] if built else ():

@@ -16,7 +16,7 @@ import sys
 import time
 
 from . import config
-from .errors import ArgParser, UsageError, one_line, report, warn
+from .errors import ArgParser, UsageError, one_line, read_json, report, warn
 
 
 def parse_args(argv, prog="index.py"):
@@ -39,7 +39,8 @@ def parse_args(argv, prog="index.py"):
                    help="also skip paths matching this .gitignore-style glob (repeatable; "
                         "remembered for later runs)")
     p.add_argument("--single", nargs="+", metavar="FILE",
-                   help="re-index only these files; a file that no longer exists is removed")
+                   help="re-index only these files (a folder: the files in it); a file that "
+                        "no longer exists is removed, one the index never held is an error")
     p.add_argument("--hook", action="store_true",
                    help="read a Claude Code PostToolUse event on stdin and re-index its file")
     p.add_argument("--rebuild", action="store_true",
@@ -84,8 +85,18 @@ def run(args):
         return 0
     if args.single:
         started = time.time()
-        for s in reindex_files(args.single, args.db, args.model, progress=not args.quiet):
-            print(f"re-indexed {len(args.single)} file(s): chunks +{s['added']} "
+        done, skipped = reindex_files(args.single, args.db, args.model,
+                                      progress=not args.quiet)
+        for path, why in skipped:
+            warn(f"{path}: {why}; skipped")
+        if not done:
+            print("nothing to re-index")
+        for s in done:
+            unchanged = s["asked"] - s["files"] - s["gone"]
+            said = ", ".join(f"{n} {what}" for n, what in (
+                (s["files"], "read again"), (s["gone"], "removed (gone from disk)"),
+                (unchanged, "unchanged")) if n)
+            print(f"re-indexed {s['asked']} file(s): {said}; chunks +{s['added']} "
                   f"~{s['updated']} -{s['removed']}, {s['embedded']} embedded, "
                   f"{time.time() - started:.1f}s")
         return 0
@@ -139,7 +150,7 @@ def main(argv=None, prog="index.py"):
             if config.PROBLEMS:
                 raise UsageError(config.PROBLEMS[0])
             from .hook import handle_hook
-            handle_hook(json.loads(sys.stdin.read() or "{}"), args.db)
+            handle_hook(read_json(sys.stdin.read() or "{}", "the hook's event"), args.db)
         except (Exception, SystemExit) as e:
             if not isinstance(e, SystemExit):
                 warn(f"hook: {one_line(e)}")

@@ -11,7 +11,7 @@ import os
 import sys
 
 from . import config
-from .errors import ArgParser, UsageError, report
+from .errors import ArgParser, UsageError, encodable, not_text, printable, report
 from .languages import LANGUAGES
 from .text import SHAPES
 
@@ -71,12 +71,16 @@ def run(args):
     from .reader import Reader      # here: the MCP handshake waits for nothing
     from .render import print_results, to_json
     if args.batch:
+        where = f"--batch {printable(args.batch)}"
         try:
             source = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
             with source:
                 questions = [line.strip() for line in source]
         except UnicodeDecodeError:
-            raise UsageError(f"--batch {args.batch}: not UTF-8 text (one question per line)")
+            raise UsageError(f"{where}: not UTF-8 text (one question per line)") from None
+        for number, question in enumerate(questions, 1):
+            if not encodable(question):   # stdin in the C locale: bytes as surrogates
+                raise UsageError(not_text(f"{where} line {number}", question))
     else:
         if not args.question or not args.question.strip():
             raise UsageError(f'empty question; usage: {args.prog} "what you are looking for"')

@@ -31,10 +31,22 @@ class OldFormat(UsageError):
         self.folder, self.source = Path(folder), source
 
 
+class DiskFull(UsageError):
+    """A write that found no space left: nothing is damaged, the index keeps what it had."""
+
+    def __init__(self, what):
+        super().__init__(f"the disk is full ({what}); free some space, then run the command "
+                         f"again (the index keeps what it had)")
+
+
 def damaged(folder, what, error):
-    """A DamagedIndex whose reason is the first line of the error that revealed it."""
+    """A DamagedIndex whose reason is the first line of the error that revealed it; or
+    DiskFull, when that error says the disk is full (Chroma and SQLite say so in text)."""
     text = str(error).strip()
-    return DamagedIndex(folder, f"{what}: {text.splitlines()[0][:160] if text else type(error).__name__}")
+    reason = f"{what}: {text.splitlines()[0][:160] if text else type(error).__name__}"
+    if disk_full(error) or "disk is full" in text or no_space_at(folder):
+        return DiskFull(reason)       # SQLite says 'disk I/O error' when it cannot make -shm
+    return DamagedIndex(folder, reason)
 
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -43,7 +55,10 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 def printable(name):
     """A path or name as it may be shown: bytes that are not UTF-8 as \\xNN, control
     characters (a newline in a file name could forge a result line) escaped too."""
-    text = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    try:
+        text = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:        # half of a UTF-16 pair (JSON's "\ud800"): \ud800
+        text = name.encode("utf-8", "backslashreplace").decode("utf-8")
     return CONTROL.sub(lambda m: repr(m[0])[1:-1], text)
 
 
@@ -54,6 +69,30 @@ def encodable(name):
         return True
     except UnicodeEncodeError:
         return False
+
+
+def not_text(what, value, bytes_read=True):
+    """The one line for a string that is not valid text where text is needed: bytes_read,
+    from bytes decoded with surrogateescape (argv, a file), else from JSON (a lone
+    "\\ud800")."""
+    at = next(i for i, c in enumerate(value) if "\ud800" <= c <= "\udfff")
+    why = "a byte that is not UTF-8" if bytes_read else "half of a UTF-16 surrogate pair"
+    shown = value[max(0, at - 20):at + 1]
+    if not bytes_read:                # as JSON wrote it: \udce9, not the byte \xe9
+        shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
+    return f"{what} is not valid text: {why} at character {at + 1:,} ({printable(shown)})"
+
+
+def read_json(text, what):
+    """Parsed JSON from input (an event, a settings file), or a UsageError of one line:
+    text that is not JSON, or nested deeper than the parser follows (RecursionError)."""
+    import json
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise UsageError(f"{what} is nested too deeply to read") from None
+    except ValueError as e:
+        raise UsageError(f"{what} is not JSON ({e})") from None
 
 
 def warn(msg):
@@ -72,11 +111,24 @@ def one_line(e):
 
 
 class ArgParser(argparse.ArgumentParser):
-    """argparse, but a bad flag is one line on stderr, like every other expected error."""
+    """argparse, but a bad flag is one line on stderr, like every other expected error; and
+    every argument must be text (a byte that is not UTF-8 reaches Python as a lone
+    surrogate, which no file name of an index, SQLite or the model can take)."""
 
     def error(self, message):
         warn(f"{self.prog}: {message} (see --help)")
         sys.exit(2)
+
+    def parse_known_args(self, args=None, namespace=None):
+        parsed, extra = super().parse_known_args(args, namespace)
+        for action in self._actions:
+            value = getattr(parsed, action.dest, None)
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, str) and not encodable(item):
+                    name = action.option_strings[0] if action.option_strings else action.dest
+                    warn(f"{self.prog}: {not_text(name, item)}")
+                    sys.exit(2)
+        return parsed, extra
 
     def add_setting(self, name, **kwargs):
         """The flag of a setting in config: its default and help come from there."""
@@ -106,6 +158,12 @@ def report(e):
     if isinstance(e, (UsageError, OSError)) and not disk_full(e):
         warn(one_line(e))
         return 2
+    if isinstance(e, RecursionError):         # input nested deeper than Python follows
+        warn(f"the input is nested too deeply to read ({one_line(e)})")
+        return 2
+    if isinstance(e, UnicodeError):           # text where only bytes that are not UTF-8 came
+        warn(f"the input is not valid text ({one_line(e)})")
+        return 2
     if config.DEBUG:
         raise e
     if disk_full(e):
@@ -118,6 +176,18 @@ def report(e):
         warn(f"failed: {one_line(e)}; run {INDEX_COMMAND} --check to see whether the index "
              f"is sound")
     return 1
+
+
+SPACE_NEEDED = 1 << 20        # below this much free space, nothing the tool writes fits
+
+
+def no_space_at(folder):
+    """Whether the disk of a folder is (nearly) full."""
+    import shutil
+    try:
+        return shutil.disk_usage(folder).free < SPACE_NEEDED
+    except (OSError, ValueError):
+        return False
 
 
 def disk_full(e):

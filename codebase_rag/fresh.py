@@ -22,10 +22,11 @@ import struct
 import time
 
 from .config import ABSORB_SECONDS, ON_THE_SPOT
+from .errors import disk_full as disk_full_error, no_space_at, printable
 from .indexer import Indexer
 from .lock import apply_soon, is_locked, pending_entries, queue_pending, queued, request_refresh, \
     start_refresh
-from .walk import Ignore, inside, walk
+from .walk import Ignore, OutOfTime, entered, listed, walk
 
 IN_MODIFY, IN_ATTRIB, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x2, 0x4, 0x40, 0x80, \
     0x100, 0x200                                        # inotify's event bits (inotify.h)
@@ -33,19 +34,33 @@ IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_IGNORED, IN_ISDIR = 0x400, 0x800
     0x8000, 0x40000000
 
 
-def changed_files(store, root, ignore=None, among=None):
-    """({path: os.stat_result, or None if gone} of the files that changed since the index
-    read them, new ones included; {directory: mtime_ns} of directories that changed).
-    among: (files, directories) a Watcher saw touched: only those are looked at, and the
-    files queued for the writer (a hook's edit, which may be a file no directory time has
-    shown yet: the build that records them may not have walked it)."""
+class Changes(dict):
+    """{path: os.stat_result, or None if gone} of changed files, and in folders the
+    folders a sweep had no time to list (a checkout of a huge new folder): it still holds
+    something to take in while they are there. full: the disk is full, so nothing was."""
+
+    def __init__(self, files=(), folders=(), full=False):
+        super().__init__(files)
+        self.folders, self.full = list(folders), full
+
+    def __bool__(self):
+        return bool(len(self) or self.folders)
+
+
+def changed_files(store, root, ignore=None, among=None, budget=ABSORB_SECONDS):
+    """(Changes: the files that changed since the index read them, new ones included;
+    {directory: mtime_ns} of directories that changed). among: (files, directories) a
+    Watcher saw touched: only those are looked at, and the files queued for the writer (a
+    hook's edit, which may be a file no directory time has shown yet: the build that
+    records them may not have walked it). The folders whose time moved are listed for up to
+    budget seconds; those it had no time for are named in the Changes' folders."""
     files, dirs = among or (None, None)
     queued_now = queued(store.folder)
     if files is not None:
         files = files | queued_now
     manifest = store.manifest(None if files is None or dirs else files)
     base = os.path.join(root, "")         # joined by hand: this loop runs on every query
-    changed = {}
+    changed = Changes()
     for rel, (mtime, size, _) in manifest.items():
         if files is not None and rel not in files:
             continue
@@ -73,8 +88,18 @@ def changed_files(store, root, ignore=None, among=None):
             moved[rel_dir] = now
     if moved:
         ignore = ignore or Ignore(root, store.excludes())
-        for rel, st in new_files(root, ignore, moved, known_dirs, manifest):
-            changed[rel] = st
+        todo, deadline = sorted(moved), time.monotonic() + budget
+        while todo:
+            try:
+                for rel, _, st in walk(root, ignore, moved, todo[0], deadline, known_dirs):
+                    if rel not in manifest:
+                        changed[rel] = st
+            except OutOfTime as cut:      # the new folder it was in, then the rest
+                below = cut.folder[len(todo[0]) + bool(todo[0]):].split("/")[0]
+                changed.folders = [f"{todo[0]}/{below}" if todo[0] and below else
+                                   below or todo[0]] + todo[1:]
+                break
+            todo.pop(0)
     return changed, moved
 
 
@@ -83,10 +108,10 @@ def indexable(root, rel, ignore):
     full = os.path.join(root, rel)
     try:
         st = os.stat(full)
-    except (OSError, UnicodeEncodeError):
-        return None
-    if stat.S_ISREG(st.st_mode) and ignore.included(rel) and inside(full, root):
-        return st
+        if stat.S_ISREG(st.st_mode) and ignore.included(rel) and listed(root, rel):
+            return st
+    except (OSError, UnicodeEncodeError, ValueError):
+        pass
     return None
 
 
@@ -105,7 +130,8 @@ class Watcher:
     EVENT = struct.Struct("iIII")              # wd, mask, cookie, length of the name
 
     def __init__(self, root):
-        self.root, self.watched, self.whole, self.version = root, {}, True, None
+        self.root, self.whole, self.version = root, True, None
+        self.watched, self.names = {}, set()  # {watch: its folders (a link's too)}, all those
         try:
             self.libc = ctypes.CDLL(None, use_errno=True)
             self.fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -135,12 +161,17 @@ class Watcher:
         self.whole = False
 
     def watch(self, known_dirs):
-        """A watch on each directory the index knows that has none yet."""
-        for rel_dir in known_dirs.keys() - self.watched.values():
-            wd = self.libc.inotify_add_watch(self.fd, os.fsencode(self.root / rel_dir),
-                                             self.MASK)
-            if wd >= 0:
-                self.watched[wd] = rel_dir
+        """A watch on each directory the index knows that has none yet, where the walk
+        enters it (a folder replaced by a link out of the tree since is not watched)."""
+        base, memo = os.path.realpath(self.root), {}
+        for rel_dir in sorted(known_dirs.keys() - self.names):     # parents first
+            found, _ = entered(self.root, rel_dir, base, memo)
+            if found is None:
+                continue
+            wd = self.libc.inotify_add_watch(self.fd, os.fsencode(found[0]), self.MASK)
+            if wd >= 0:                       # a folder and a link to it share one watch
+                self.watched.setdefault(wd, []).append(rel_dir)
+                self.names.add(rel_dir)
                 self.whole = True             # what it held before its watch: one sweep
             elif ctypes.get_errno() != errno.ENOENT:
                 self.close()                  # out of watches: the sweep from now on
@@ -159,17 +190,18 @@ class Watcher:
                 wd, mask, _, size = self.EVENT.unpack_from(data, at)
                 name = os.fsdecode(data[at + 16:at + 16 + size].rstrip(b"\0"))
                 at += 16 + size
-                rel_dir = self.watched.get(wd)
+                folders = self.watched.get(wd, ())
                 if mask & IN_IGNORED:         # the watch is gone
-                    self.watched.pop(wd, None)
+                    self.names.difference_update(self.watched.pop(wd, ()))
                 elif mask & self.WHOLE or mask & IN_ISDIR and mask & self.ENTRY:
                     self.whole = True
-                    if mask & IN_MOVE_SELF and rel_dir is not None:   # its name is wrong now
+                    if mask & IN_MOVE_SELF and folders:   # its name is wrong now
                         self.libc.inotify_rm_watch(self.fd, wd)
-                elif rel_dir is not None and not mask & IN_ISDIR:
-                    files.add(f"{rel_dir}/{name}" if rel_dir else name)
-                    if mask & self.ENTRY:
-                        dirs.add(rel_dir)     # a file came or went: read the directory
+                elif not mask & IN_ISDIR:
+                    for rel_dir in folders:
+                        files.add(f"{rel_dir}/{name}" if rel_dir else name)
+                        if mask & self.ENTRY:
+                            dirs.add(rel_dir)     # a file came or went: read the directory
 
     def close(self):
         if self.fd >= 0:
@@ -177,55 +209,37 @@ class Watcher:
         self.fd = -1
 
 
-def new_files(root, ignore, moved, known_dirs, manifest):
-    """(path, stat) of indexable files the index does not know in the directories that
-    moved, and anywhere below a directory that is new."""
-    for rel_dir in list(moved):
-        try:
-            entries = list(os.scandir(os.path.join(root, rel_dir)))
-        except OSError:
-            continue
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            try:
-                if entry.is_dir():
-                    if rel not in known_dirs:
-                        yield from ((r, st) for r, _, st in walk(root, ignore, moved, rel)
-                                    if r not in manifest)
-                elif rel not in manifest and ignore.included(rel) and \
-                        inside(entry.path, root) and stat.S_ISREG(entry.stat().st_mode):
-                    yield rel, entry.stat()
-            except (OSError, UnicodeEncodeError):
-                continue
-
-
 def absorb(store, changed, moved, embedder=None, budget=ABSORB_SECONDS):
     """Bring the index up to date with changed files, as far as a query can in its time
     budget: deletions first, then as many files as it can read and chunk (step 1 of a
     build: SQLite only, no writer lock), then their first windows embedded on the spot
     (embedder: the query's model; None: they keep their keyword rank meanwhile). A writer
-    is left, or started, to finish. Returns {path: stat, or None if gone} of what it could
-    not take in (a read-only index, SQLite busy, the budget spent)."""
-    root = store.root()
+    is left, or started, to finish (a whole-tree one if a folder was not listed). Returns
+    the Changes it could not take in (a read-only index, a full disk, SQLite busy, the
+    budget spent)."""
+    folders = getattr(changed, "folders", [])
     if not os.access(store.folder, os.W_OK):
-        return dict(changed)          # a read-only index: answer from it as it is
+        return Changes(changed, folders)      # a read-only index: answer from it as it is
+    if no_space_at(store.folder):
+        return Changes(changed, folders, full=True)
+    root = store.root()
     indexer = Indexer(store, root, Ignore(root, store.excludes()), store.meta("model"),
                       progress=False, embedder=embedder)
     try:
         left = indexer.run(changed, deadline=time.monotonic() + budget)
-        if not left:                  # else the next query looks in those folders again
+        if not left and not folders:  # else the next query looks in those folders again
             store.set_dirs(moved)
         taken = [rel for rel in changed if rel not in left]
         if embedder is not None and taken:
             rows = store.pending_windows(ON_THE_SPOT, files=taken[:500])
             indexer.vectors({key: text for _, key, text in rows})
-    except sqlite3.OperationalError:  # a build's write held SQLite too long: next time
-        return dict(changed)
+    except sqlite3.OperationalError as e:     # a build's write held SQLite too long: next
+        return Changes(changed, folders, full=disk_full_error(e))         # time
     queue_pending(store.folder, taken)        # for Chroma: the writer that holds the lock
-    if left:                                  # takes them, else a detached one
+    if left or folders:                       # takes them, else a detached one
         request_refresh(store.folder)
-    start_writer(store, whole=bool(left))
-    return {rel: changed[rel] for rel in left}
+    start_writer(store, whole=bool(left or folders))
+    return Changes({rel: changed[rel] for rel in left}, folders)
 
 
 def interrupted(store):
@@ -252,15 +266,23 @@ def start_writer(store, whole=False):
 
 
 def unread_note(left, known, read_only=False):
-    """One line for the changed files a query could not take in; known: those of them the
-    index holds (their results are marked stale), the others are new to it."""
+    """One line for the changed files a query could not take in (left: Changes); known:
+    those of them the index holds (their results are marked stale), the others are new to
+    it."""
     gone = sum(st is None for st in left.values())
     new = sum(rel not in known and st is not None for rel, st in left.items())
     changed = len(left) - gone - new
     parts = [f"{n:,} {what}" for n, what in ((new, "new"), (changed, "changed"),
                                              (gone, "deleted")) if n]
-    files = f"{', '.join(parts)} file{'s' if len(left) > 1 else ''}"
-    if read_only:
-        return (f"{files} since the index was made: the index is read-only, so answers "
-                f"show {'them' if len(left) > 1 else 'it'} as {'they were' if len(left) > 1 else 'it was'}")
-    return f"{files} not taken in yet (being indexed now); ask again in a few seconds"
+    what = [f"{', '.join(parts)} file{'s' if len(left) > 1 else ''}"] if left.keys() else []
+    folders = getattr(left, "folders", [])
+    if folders:
+        names = [printable(f) + "/" if f else "the tree's top folder" for f in folders[:3]]
+        what.append(f"what is new in {names[0]}" if len(folders) == 1 else
+                    f"what is new in {len(folders):,} folders ({', '.join(names)}"
+                    f"{', ...' if len(folders) > 3 else ''})")
+    said = " and ".join(what)
+    if read_only or getattr(left, "full", False):
+        why = "the index is read-only" if read_only else "the disk is full"
+        return f"{said} since the index was made: {why}, so answers show the code as it was"
+    return f"{said} not taken in yet (being indexed now); ask again in a few seconds"

@@ -10,12 +10,13 @@ from .folder import find_index
 from .languages import EXTENSIONS
 from .lock import apply_soon, is_locked, start_refresh
 from .store import Store
-from .walk import inside
+from .walk import in_tree
 
 
 def store_for_file(path, db=None, cwd=None):
     """(store, source root, relative path) for a file, or None if no index covers it, or
-    if it lies outside the indexed tree (after resolving '..' and symlinks)."""
+    if it lies outside the indexed tree (after resolving '..' and symlinks: a path through
+    a link the walk does not follow names the file it reaches)."""
     path = os.path.normpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(path)))
     folder = Path(db) if db else find_index(Path(path).parent)
     if folder is None or not (Path(folder) / "index.sqlite").is_file():
@@ -24,10 +25,8 @@ def store_for_file(path, db=None, cwd=None):
     root = Path(store.meta("source", ""))
     if store.meta("in_tree") == "1":
         root = Path(folder).absolute().parent       # wherever the tree has moved since
-    for base in dict.fromkeys((str(root), os.path.realpath(root))):
-        if path.startswith(base.rstrip(os.sep) + os.sep) and inside(path, root):
-            return store, root, Path(os.path.relpath(path, base)).as_posix()
-    return None
+    rel = in_tree(path, root)             # the walk's rule for symlinks, '..' resolved
+    return (store, root, rel) if rel is not None else None
 
 
 HOOK_TOOLS = ("Edit", "Write", "MultiEdit")     # MultiEdit: older Claude Code releases
@@ -40,8 +39,8 @@ def handle_hook(event, db=None):
     holds the lock applies it before it lets go."""
     if not isinstance(event, dict) or event.get("tool_name", "Edit") not in HOOK_TOOLS:
         return
-    tool_input = event.get("tool_input") or {}
-    path = tool_input.get("file_path")
+    tool_input = event.get("tool_input")
+    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
     if not isinstance(path, str) or not path.endswith(EXTENSIONS) or not encodable(path):
         return
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None

@@ -20,7 +20,7 @@ from .lock import HOLDER, has_pending, record_holder, take_pending, take_refresh
 from .store import FileIndex, IndexedChunk
 from .text import cache_key, chunk_body, chunk_header, chunk_text, lexical_text, \
     member_windows, text_key
-from .walk import inside, read_source, tree_is_there, walk
+from .walk import listed, read_source, tree_is_there, walk
 
 FILES_PER_WRITE = 200         # step 1 commits this often, so a query soon sees the first files
 SLICE = 64                    # windows the model embeds between two writes to the cache
@@ -94,6 +94,9 @@ class Indexer:
         self.meter = None             # step 2's progress, while it runs
         self.walked = set()           # paths the walk already found indexable
         self.read = set()             # files read and chunked by this run
+        self.named = set()            # files a hook or --single named: read even if their
+                                      # size and time look the same (a second edit within
+                                      # the file system's time granularity)
         self.stats = dict(files=0, gone=0, added=0, updated=0, removed=0, embedded=0, cached=0,
                           server=0, parse_errors=0)
         self.team = None              # a TeamCache (remote.py), for full runs with a server
@@ -110,19 +113,20 @@ class Indexer:
         for rel, st in sorted(work.items(), key=lambda item: (item[1] is not None, item[0])):
             known = manifest.get(rel)
             if st is None or not S_ISREG(st.st_mode) or rel not in self.walked and not (
-                    self.ignore.included(rel) and inside(self.root / rel, self.root)):
+                    self.ignore.included(rel) and listed(self.root, rel)):
                 if known:                 # gone, ignored now, or no longer a file
                     tree_is_there(self.root)
                     batch.append(FileIndex(rel))
                     self.stats["gone"] += 1
                 continue
-            if known and known[2] and known[:2] == (st.st_mtime_ns, st.st_size):
+            if known and known[2] and known[:2] == (st.st_mtime_ns, st.st_size) and \
+                    rel not in self.named:
                 continue
             if deadline is not None and time.monotonic() > deadline:
                 left.add(rel)
                 continue
             tree_is_there(self.root)          # before the read, whose failure would warn first
-            text = read_source(self.root / rel)
+            text = read_source(self.root / rel, rel)
             sha = text_key(text) if text is not None else None
             if known and sha and known[2] == sha:
                 self.store.touch(rel, st)
@@ -190,7 +194,9 @@ class Indexer:
             if take_refresh(store.folder):
                 self.run(self.walk_tree())
             if has_pending(store.folder):
-                self.run({rel: stat_or_none(self.root / rel) for rel in take_pending(store.folder)})
+                queued = take_pending(store.folder)
+                self.named |= queued
+                self.run({rel: stat_or_none(self.root / rel) for rel in queued})
             store.delete_doomed()
             rows = store.pending_windows(FLUSH)
             if not rows:
@@ -340,7 +346,9 @@ def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"
         while True:
             if take_refresh(store.folder):
                 work = {**indexer.walk_tree(), **work}
-            extra = set(store.dirty_files()) | take_pending(store.folder)
+            queued = take_pending(store.folder)
+            indexer.named |= queued
+            extra = set(store.dirty_files()) | queued
             work = dict(work)
             work.update({rel: stat_or_none(indexer.root / rel) for rel in extra if rel not in work})
             indexer.run(work)

@@ -79,7 +79,7 @@ def serve(answers, build_server):
         early.append(line)
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             message = None
         key = None if waiting else asks(message)
         if key in answers:
@@ -114,12 +114,14 @@ def parse(line, validate):
     validate: the SDK's JSON-RPC message validator, which raises ValueError."""
     try:
         message = json.loads(line)
+    except RecursionError:        # deeper than Python's parser follows: never a request
+        ident, code, why = None, PARSE_ERROR, "Parse error: nested too deeply"
     except ValueError as e:
         ident, code, why = None, PARSE_ERROR, f"Parse error: {e}"
     else:
         try:
             return validate(message), None
-        except ValueError:        # pydantic's ValidationError is one
+        except (ValueError, RecursionError):      # pydantic's ValidationError is a ValueError
             ident = message.get("id") if isinstance(message, dict) else None
             if not isinstance(ident, (str, int)) or isinstance(ident, bool):
                 ident = None

@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 
 from . import __version__ as VERSION
 from .config import CONFIDENT, INDEX_COMMAND, K, LINES, MAX_FILE_BYTES, MODE, SETTINGS
-from .errors import UsageError, encodable, one_line, printable
+from .errors import UsageError, encodable, not_text, one_line, printable
 from .languages import LANGUAGES, language_for
 from .text import SHAPES
 
@@ -115,6 +115,8 @@ def checked(tool, given):
         elif schema["type"] == "string":
             if not isinstance(value, str):
                 raise UsageError(f"{name} must be a string")
+            if not encodable(value):      # JSON's "\ud800" alone: no file or model reads it
+                raise UsageError(not_text(name, value, bytes_read=False))
             if "enum" in schema and value not in schema["enum"]:
                 raise UsageError(f"{name} must be one of {', '.join(schema['enum'])}")
             if schema.get("minLength") and not value.strip():
@@ -138,9 +140,10 @@ def find_related(reader, file, line, k):
 
 
 def reindex(reader, paths):
-    """Queue the files that can be indexed and take them in now; say which were not read."""
+    """Queue the files that can be indexed and take them in now; say which were not read,
+    and why, each (one bad path never stops the others)."""
     from .lock import apply_soon, queue_pending, start_refresh
-    from .walk import Ignore, inside
+    from .walk import Ignore
     folder = reader.folder()
     root = reader.open().root()
     if not paths:
@@ -149,21 +152,10 @@ def reindex(reader, paths):
     ignore = Ignore(root, reader.store.excludes())
     read, unread = [], []
     for path in paths:
-        full = os.path.normpath(os.path.join(root, path))
-        rel = os.path.relpath(full, root).replace(os.sep, "/")
-        why = None
-        if not full.startswith(str(root).rstrip(os.sep) + os.sep) or not inside(full, root):
-            why = f"outside the indexed tree {root}"
-        elif not os.path.lexists(full):
-            why = "not there"
-        elif not os.path.isfile(full):
-            why = "not a file"
-        elif language_for(rel) is None or not encodable(rel):
-            why = "not in a language the index reads"
-        elif not ignore.included(rel):
-            why = "excluded (.gitignore or the index's excludes)"
-        elif os.path.getsize(full) > MAX_FILE_BYTES:
-            why = f"over the {MAX_FILE_BYTES:,}-byte cap"
+        try:
+            why, rel = unreadable(root, ignore, path)
+        except (OSError, ValueError) as e:    # gone meanwhile, a name the system refuses
+            why, rel = one_line(e), None
         if why:
             unread.append(f"{printable(path)} ({why})")
         elif rel not in read:
@@ -178,6 +170,31 @@ def reindex(reader, paths):
     if unread:
         said.append(f"not read: {'; '.join(unread)}")
     return "\n".join(said)
+
+
+def unreadable(root, ignore, path):
+    """(why a path given to reindex cannot be indexed, or None; its path in the index)."""
+    from .walk import in_tree
+    if not encodable(path):
+        return not_text("the name", path, bytes_read=False).removeprefix("the name is "), None
+    if "\0" in path or not path.strip():
+        return "not a file name", None
+    full = os.path.normpath(os.path.join(root, path))
+    rel = in_tree(full, root)
+    if rel is None:
+        return f"outside the indexed tree {printable(str(root))}", None
+    full = os.path.join(root, rel)
+    if not os.path.lexists(full):
+        return "not there", None
+    if not os.path.isfile(full):
+        return "not a file", None
+    if language_for(rel) is None:
+        return "not in a language the index reads", None
+    if not ignore.included(rel):
+        return "excluded (.gitignore or the index's excludes)", None
+    if os.path.getsize(full) > MAX_FILE_BYTES:
+        return f"over the {MAX_FILE_BYTES:,}-byte cap", None
+    return None, rel
 
 
 def index_status(db, cwd):

@@ -19,7 +19,7 @@ from pathlib import Path
 from .config import CONFIDENT, DIM, INDEX_COMMAND, K, MAX_GLOB, MAX_QUESTION, MODE
 from .embed import index_model
 from .export import resolve_model
-from .errors import UsageError, printable
+from .errors import UsageError, no_space_at, printable
 from .indexer import duration
 from .fresh import Watcher, absorb, changed_files, interrupted, start_writer, unread_note
 from .lock import holder, is_locked
@@ -69,7 +69,7 @@ class Reader:
         except OSError:
             raise UsageError(f"the index at {folder} is being replaced; ask again") from None
         if opened != self.opened:
-            store = Store(folder)
+            store = open_store(folder)
             store.db.execute("PRAGMA busy_timeout=2000")    # a query never waits long to write
             built_with = store.meta("model")
             if self.model_asked and resolve_model(self.model_asked)[1] != built_with:
@@ -126,8 +126,8 @@ class Reader:
             start_writer(store)
         if self.in_memory is not None:
             return store, model, left, self.in_memory
-        if locked or not os.access(store.folder, os.W_OK):
-            return store, model, left, CacheScan(store)
+        if locked or not os.access(store.folder, os.W_OK) or no_space_at(store.folder):
+            return store, model, left, CacheScan(store)     # Chroma cannot open on a full disk
         if store.embedded_count():
             store.collection.load(DIM)    # while the model loads
         return store, model, left, ChromaNearest(store)
@@ -194,7 +194,7 @@ class Reader:
         if left:
             known = store.manifest(list(left))
             notes.append(unread_note(left, known, not os.access(store.folder, os.W_OK)))
-            unread += len(left)
+            unread += len(left) + len(getattr(left, "folders", ()))   # a folder not listed: 1
         for h in hits:
             h.stale = h.chunk.file in left
         if max_distance is not None:
@@ -211,11 +211,22 @@ class Reader:
         return status(self.folder())
 
 
+def open_store(folder):
+    """The index's Store for reading. On a full disk SQLite cannot make its -shm file (a
+    'disk I/O error'), and nothing can write the index meanwhile: it is read as it is."""
+    try:
+        return Store(folder)
+    except UsageError:
+        if not no_space_at(folder):
+            raise
+        return Store(folder, read_only=True)
+
+
 def status(db):
     if not (Path(db) / "index.sqlite").is_file():
         raise UsageError(f"no codebase-rag index at {db}; create one with: {INDEX_COMMAND} "
                          f"--source DIR")
-    store = Store(db)
+    store = open_store(db)
     meta = dict(store.db.execute("SELECT key, value FROM meta"))
     total = store.count("windows")
     done = store.embedded_count() + store.db.execute(   # made, not yet written to Chroma

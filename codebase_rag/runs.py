@@ -202,7 +202,7 @@ def dry_run(source, excludes=()):
     nothing."""
     source, _ = locate(source, None)
     for rel, path, _ in walk(source, Ignore(source, excludes)):
-        text = read_source(path)
+        text = read_source(path, rel)
         chunks = chunk_file(rel, text) if text is not None else None
         for c in chunks or ():
             yield rel, language_of(rel, chunks), c
@@ -217,8 +217,11 @@ def chunk_record(rel, language, c):
 
 def reindex_files(paths, db=None, model=None, progress=True, cwd=None):
     """Re-index the given files (--single) in whatever index covers each, waiting for the
-    writer lock. Returns the stats of each index written."""
-    groups = {}
+    writer lock: a folder stands for the files the walk lists in it (and those the index
+    holds there); a file gone from disk is removed. Returns (the stats of each index
+    written, with asked: the files looked at; [(path, why)] of the paths with nothing to
+    index). A path that is not there and that the index never held is a UsageError."""
+    groups, skipped = {}, []
     for p in paths:
         if not encodable(p):
             raise UsageError(f"{printable(p)}: its name is not valid UTF-8, so no index holds it")
@@ -227,14 +230,38 @@ def reindex_files(paths, db=None, model=None, progress=True, cwd=None):
             raise UsageError(f"no index covers {printable(p)}, or it lies outside the indexed "
                              f"tree; run index.py in its source tree first")
         store, root, rel = found
-        groups.setdefault(str(store.folder), (store, root, set()))[2].add(rel)
+        rels, why = single_targets(store, root, rel)
+        if why and not os.path.lexists(root / rel):
+            raise UsageError(f"{printable(p)}: {why}; nothing to do")
+        if why:
+            skipped.append((printable(p), why))
+        groups.setdefault(str(store.folder), (store, root, set()))[2].update(rels)
     done = []
     for store, root, rels in groups.values():
+        if not rels:
+            continue
         refuse_read_only(store.folder)
         indexer = writer_for(store, root, model, progress)
+        indexer.named = set(rels)
         write_under_lock(store, indexer, {rel: stat_or_none(root / rel) for rel in rels})
-        done.append(indexer.stats)
-    return done
+        done.append({**indexer.stats, "asked": len(rels)})
+    return done, skipped
+
+
+def single_targets(store, root, rel):
+    """(the files --single looks at for a path, why there are none or None)."""
+    full = root / rel
+    held = {r for r in store.manifest() if r == rel or r.startswith(f"{rel}/")} if \
+        full.is_dir() or not os.path.lexists(full) else set()      # removed if gone
+    if full.is_dir():
+        rels = held | {r for r, _, _ in walk(root, Ignore(root, store.excludes()), start=rel)}
+        return rels, None if rels else "a folder with no file the index reads"
+    if not os.path.lexists(full):
+        return held, None if held else "no such file, and the index holds none by that name"
+    if not Ignore(root, store.excludes()).included(rel):
+        return set(), ("not a file the index reads (not in one of its languages, or "
+                       "excluded by .gitignore or --exclude)")
+    return {rel}, None
 
 
 def writer_for(store, root, model=None, progress=False):

@@ -86,11 +86,11 @@ class Store(EmbeddingCache):
     and the Chroma collection beside it (cache.py). Writers claim the folder before opening
     it."""
 
-    def __init__(self, folder, create=False):
+    def __init__(self, folder, create=False, read_only=False):
         self.folder = Path(folder)
         path = self.folder / "index.sqlite"
-        # a read-only index (a shared mount, a CI cache): nobody can write it either
-        self.read_only = not create and not os.access(self.folder, os.W_OK)
+        # a read-only index (a shared mount, a CI cache, a full disk): nobody can write it
+        self.read_only = read_only or not create and not os.access(self.folder, os.W_OK)
         try:
             if self.read_only:
                 self.db = sqlite3.connect(f"file:{path}?immutable=1", uri=True)

@@ -3,6 +3,7 @@ default and --exclude globs, each language's own excludes, and reads only regula
 inside the source tree."""
 import os
 import stat
+import time
 from pathlib import Path
 
 from .languages import LANGUAGES
@@ -41,7 +42,8 @@ class Ignore:
                     lines = gi.read_text(encoding="utf-8", errors="replace").splitlines()
                     spec = self.pathspec.GitIgnoreSpec.from_lines(lines)
             except OSError as e:
-                warn(f"cannot read {gi}: {e.strerror}")
+                warn(f"cannot read {printable(f'{rel_dir}/.gitignore'.lstrip('/'))}: "
+                     f"{e.strerror}")
             self.specs[rel_dir] = spec
         return self.specs[rel_dir]
 
@@ -93,42 +95,148 @@ class Ignore:
         return chain is not None and not self.ignored(rel, False, chain)
 
 
+def within(path, folder):
+    """Whether a real path is folder itself or lies below it."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
 def inside(path, root):
     """Whether path, every symlink resolved, lies within the directory root."""
+    return within(os.path.realpath(path), os.path.realpath(root))
+
+
+# The one rule for symlinks, which the walk, a search's sweep, a hook, --single, the MCP
+# server's watcher and its reindex all apply (through the functions below): a link is
+# followed only to a target inside the tree, and a link to a folder is never entered when
+# that folder holds the link (a loop: a link to the root, to a parent, or around a cycle).
+OUTSIDE = "a symlink to outside the tree"
+LOOP = "a symlink to a folder that holds it (a loop)"
+AGAIN = "a symlink to a folder read already"
+
+
+def refused(target, holder, base, through=()):
+    """Why the walk does not enter a symlinked folder, or None. target: the link's real
+    path; holder: the real path of the folder it is in; base: the tree's real root;
+    through: the real paths of the folders that held the links taken on the way here."""
+    if not within(target, base):
+        return OUTSIDE
+    if any(within(folder, target) for folder in (holder, *through)):
+        return LOOP
+    return None
+
+
+def entered(root, rel_dir, base=None, memo=None):
+    """((real path, the holders of the links on its way), None) for a folder of the tree
+    that the walk enters, else (None, why not): every folder link on its way must pass the
+    rule. One lstat per level, as realpath; memo: a dict of the answers so far, for a
+    caller that asks about many folders, parents first (each then costs one lstat)."""
+    base = base or os.path.realpath(root)
+    parent, _, last = rel_dir.rpartition("/")
+    known = memo.get(parent) if memo is not None and rel_dir else None
+    if known is not None and known[0] is None:
+        return known
+    real, through = known[0] if known else (base, ())
+    answer = (real, through), None
+    for part in [last] if known else rel_dir.split("/") if rel_dir else ():
+        if part in ("", ".", ".."):
+            answer = None, "not a folder of the tree"
+            break
+        path = os.path.join(real, part)
+        if os.path.islink(path):
+            target = os.path.realpath(path)
+            why = refused(target, real, base, through)
+            if why:
+                answer = None, why
+                break
+            real, through = target, through + (real,)
+        else:
+            real = path
+        answer = (real, through), None
+    if memo is not None:
+        memo[rel_dir] = answer
+    return answer
+
+
+def listed(root, rel, base=None):
+    """Whether the walk lists this path (relative, '/'-separated) if it is a file there:
+    every folder on its way entered, and the file, if it is a link, to one inside the
+    tree. The ignore rules are Ignore.included's."""
+    base = base or os.path.realpath(root)
+    folder, _, name = rel.rpartition("/")
+    found, _ = entered(root, folder, base)
+    if found is None or name in ("", ".", ".."):
+        return False
+    path = os.path.join(found[0], name)
+    return not os.path.islink(path) or within(os.path.realpath(path), base)
+
+
+def in_tree(path, root):
+    """The path relative to root ('/'-separated) under which the walk lists the file at
+    path (absolute and normalized, '..' resolved), or None if it is not in the tree. A
+    path through a link the walk does not follow names the file it reaches, when that one
+    is inside the tree (an edit through an alias is an edit of the real file)."""
+    if "\0" in path:
+        return None
+    for base in dict.fromkeys((str(root), os.path.realpath(root))):
+        if path.startswith(base.rstrip(os.sep) + os.sep):
+            rel = Path(os.path.relpath(path, base)).as_posix()
+            if listed(root, rel):
+                return rel
     real, base = os.path.realpath(path), os.path.realpath(root)
-    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+    if real != base and within(real, base):
+        return Path(os.path.relpath(real, base)).as_posix()
+    return None
 
 
-def walk(root, ignore, dirs=None, start=""):
+class OutOfTime(Exception):
+    """A walk given a deadline ran past it; folder: the one it was reading."""
+
+    def __init__(self, folder):
+        super().__init__(folder)
+        self.folder = folder
+
+
+def walk(root, ignore, dirs=None, start="", deadline=None, known=()):
     """Yield (relative path, absolute path, os.stat_result) for every indexable file: regular
-    files only, and a symlink only when its target lies inside the tree. dirs: a dict that
-    receives {directory: mtime_ns} of every directory read. start: a directory to walk
-    below, instead of the whole tree."""
+    files only, and symlinks as the rule above says. dirs: a dict that receives
+    {directory: mtime_ns} of every directory read. start: a directory to walk below,
+    instead of the whole tree (entered only if the walk from the root would enter it).
+    deadline (time.monotonic()): raise OutOfTime past it. known: folders below start not
+    to descend (a search's sweep looks into those whose time moved by themselves)."""
     root = Path(root)
+    base = os.path.realpath(root)
     seen_dirs = set()
-    # (directory, its real path, reached through a symlink, its .gitignore chain); a real
-    # path is its parent's plus its name unless it is a link (realpath of each directory
-    # would cost a syscall per level: quadratic in a deep tree)
     chain = ignore.chain_of(start)
     if chain is None:
         return                                # the start is ignored: nothing below it counts
-    stack = [(start, os.path.realpath(root / start), False, chain)]
+    found, why = entered(root, start, base)
+    if found is None:
+        warn(f"skipping {printable(start)}: {why}")
+        return
+    # (directory, its real path, reached through a symlink, the holders of the links on the
+    # way, its .gitignore chain); a real path is its parent's plus its name unless it is a
+    # link (realpath of each directory would cost a syscall per level: quadratic in a deep
+    # tree)
+    stack = [(start, found[0], False, found[1], chain)]
     while stack:
-        rel_dir, real, linked, chain = stack.pop()
-        full = root / rel_dir
+        rel_dir, real, linked, through, chain = stack.pop()
+        if deadline is not None and time.monotonic() > deadline:
+            raise OutOfTime(rel_dir)
         try:
             if linked and real in seen_dirs:
-                warn(f"skipping {printable(rel_dir)}: symlink loop")
+                warn(f"skipping {printable(rel_dir)}: {AGAIN}")
                 continue
             seen_dirs.add(real)
             if dirs is not None:
-                dirs[rel_dir] = os.stat(full).st_mtime_ns
-            entries = sorted(os.scandir(full), key=lambda e: e.name)
+                dirs[rel_dir] = os.stat(real).st_mtime_ns
+            entries = listing(real, deadline, rel_dir)
         except OSError as e:
             tree_is_there(root)
             warn(f"skipping {printable(rel_dir) or '.'}: {e.strerror}")
             continue
-        for entry in entries:
+        for number, entry in enumerate(entries):
+            if deadline is not None and number % 64 == 63 and time.monotonic() > deadline:
+                raise OutOfTime(rel_dir)
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             if not encodable(entry.name):     # a Latin-1 checkout: SQLite and the model need text
                 if entry.is_dir() or entry.name.endswith(ignore.extensions):
@@ -136,18 +244,22 @@ def walk(root, ignore, dirs=None, start=""):
                 continue
             try:
                 if entry.is_dir():
-                    if ignore.ignored(rel, True, chain):
+                    if rel in known or ignore.ignored(rel, True, chain):
                         continue
-                    linked = entry.is_symlink()
-                    if linked and not inside(entry.path, root):
-                        warn(f"skipping {printable(rel)}: a symlink to outside the tree")
-                        continue
-                    stack.append((rel, os.path.realpath(entry.path) if linked else
-                                  os.path.join(real, entry.name), linked, ignore.chain(rel, chain)))
+                    target, holders = os.path.join(real, entry.name), through
+                    if entry.is_symlink():
+                        target = os.path.realpath(entry.path)
+                        why = refused(target, real, base, through)
+                        if why:
+                            warn(f"skipping {printable(rel)}: {why}")
+                            continue
+                        holders = through + (real,)
+                    stack.append((rel, target, entry.is_symlink(), holders,
+                                  ignore.chain(rel, chain)))
                 elif entry.name.endswith(ignore.extensions) and not ignore.ignored(rel, False,
                                                                                    chain):
-                    if entry.is_symlink() and not inside(entry.path, root):
-                        warn(f"skipping {printable(rel)}: a symlink to outside the tree")
+                    if entry.is_symlink() and not within(os.path.realpath(entry.path), base):
+                        warn(f"skipping {printable(rel)}: {OUTSIDE}")
                         continue
                     st = entry.stat()
                     if not stat.S_ISREG(st.st_mode):
@@ -159,6 +271,19 @@ def walk(root, ignore, dirs=None, start=""):
                 warn(f"skipping {printable(rel)}: {e.strerror}")
 
 
+def listing(folder, deadline, rel_dir):
+    """A folder's entries, by name; past the deadline, OutOfTime (a folder of a million
+    files takes a second to list)."""
+    entries = []
+    with os.scandir(folder) as found:
+        for entry in found:
+            entries.append(entry)
+            if deadline is not None and len(entries) % 1024 == 0 and \
+                    time.monotonic() > deadline:
+                raise OutOfTime(rel_dir)
+    return sorted(entries, key=lambda e: e.name)
+
+
 def tree_is_there(root):
     """Before a file is dropped or skipped as gone: a tree moved or deleted mid-run must not
     empty its index, nor fill a log with a line per file."""
@@ -168,42 +293,44 @@ def tree_is_there(root):
                          f"is now")
 
 
-def read_source(path, size=None):
+def read_source(path, rel=None):
     """The file's text, or None (with a warning) when it cannot be indexed. Only a regular
     file is read (a FIFO or a device never blocks or floods the run), and never more than
-    the size cap. size: the caller's idea of it, unused (the open file's own size counts)."""
+    the size cap. rel: its path in the tree, which the warnings name (as the walk's and the
+    results do); else the path."""
+    shown = printable(str(path) if rel is None else rel)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
-        warn(f"skipping {printable(str(path))}: {e.strerror}")
+        warn(f"skipping {shown}: {e.strerror}")
         return None
     try:
         st = os.fstat(fd)             # a directory opens too: look before reading
         if not stat.S_ISREG(st.st_mode):
-            warn(f"skipping {printable(str(path))}: not a regular file")
+            warn(f"skipping {shown}: not a regular file")
             return None
         if st.st_size > MAX_FILE_BYTES:
-            warn(f"skipping {printable(str(path))}: {st.st_size:,} bytes is over the "
+            warn(f"skipping {shown}: {st.st_size:,} bytes is over the "
                  f"{MAX_FILE_BYTES:,}-byte cap")
             return None
         with os.fdopen(os.dup(fd), "rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
-        warn(f"skipping {printable(str(path))}: {e.strerror}")
+        warn(f"skipping {shown}: {e.strerror}")
         return None
     finally:
         os.close(fd)
     if len(data) > MAX_FILE_BYTES:
-        warn(f"skipping {printable(str(path))}: over the {MAX_FILE_BYTES:,}-byte cap")
+        warn(f"skipping {shown}: over the {MAX_FILE_BYTES:,}-byte cap")
         return None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16", errors="replace").replace("\r\n", "\n")
     if b"\0" in data[:8192]:
-        warn(f"skipping {printable(str(path))}: binary content")
+        warn(f"skipping {shown}: binary content")
         return None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        warn(f"{printable(str(path))}: not valid UTF-8, read as Windows-1252")
+        warn(f"{shown}: not valid UTF-8, read as Windows-1252")
         text = data.decode("cp1252", errors="replace")
     return text.replace("\r\n", "\n").replace("\r", "\n")

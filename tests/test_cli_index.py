@@ -229,6 +229,48 @@ def test_single_removes_a_deleted_file(cli, sample_tree, tmp_path):
                for r in cli.query(db, "hash passwords", "-k", "10"))
 
 
+def test_single_says_what_it_did_with_each_path(cli, sample_tree, tmp_path):
+    """Before: 're-indexed 1 file(s)' for a folder (nothing read), a file gone from disk
+    (removed) and a file the index never held (nothing done) alike. A folder stands for its
+    files; a file gone is removed; a path with nothing to index is said to be so."""
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    energy = sample_tree / "Energy"
+    files = sorted(p.name for p in energy.glob("*.cs"))
+    (energy / "EnergySystem.cs").write_text((energy / "EnergySystem.cs").read_text().replace(
+        "RefillTimers", "TopUpTimers"))
+    folder = cli.run("index.py", "--db", db, "--single", energy).stdout
+    assert folder.startswith(f"re-indexed {len(files)} file(s): 1 read again"
+                             + (f", {len(files) - 1} unchanged; " if len(files) > 1 else "; "))
+    assert "TopUpTimers" in {r["member"] for r in cli.query(db, "refill energy timers")}
+    (sample_tree / "Auth" / "PasswordHasher.cs").unlink()
+    gone = cli.run("index.py", "--db", db, "--single", sample_tree / "Auth" / "PasswordHasher.cs")
+    assert gone.stdout.startswith("re-indexed 1 file(s): 1 removed (gone from disk); chunks "
+                                  "+0 ~0 -")
+    never = cli.run("index.py", "--db", db, "--single", sample_tree / "Nowhere.cs", check=False)
+    assert never.returncode == 2 and never.stdout == ""
+    assert never.stderr == (f"codebase-rag: {sample_tree / 'Nowhere.cs'}: no such file, and "
+                            f"the index holds none by that name; nothing to do\n")
+    (sample_tree / "NOTES.md").write_text("# notes\n")
+    mixed = cli.run("index.py", "--db", db, "--single", sample_tree / "NOTES.md",
+                    energy / "EnergySystem.cs")
+    assert mixed.stdout.startswith("re-indexed 1 file(s): 1 unchanged; ")
+    assert mixed.stderr == (f"codebase-rag: {sample_tree / 'NOTES.md'}: not a file the index "
+                            f"reads (not in one of its languages, or excluded by .gitignore "
+                            f"or --exclude); skipped\n")
+    assert "(a folder: the files in it)" in " ".join(cli.run("index.py", "--help").stdout.split())
+
+
+def test_a_hook_event_nested_too_deeply_is_one_line_and_never_fails_the_agent(cli, tmp_path):
+    """Before: 'hook: RecursionError: maximum recursion depth exceeded while decoding a
+    JSON array from a unicode string'."""
+    for event in ("[" * 100_000, '{"tool_input": ' * 50_000):
+        proc = cli.run("index.py", "--hook", stdin=event, cwd=tmp_path, check=False)
+        assert proc.returncode == 0
+        assert proc.stderr == "codebase-rag: hook: the hook's event is nested too deeply to " \
+                              "read\n"
+
+
 # ----------------------------------------------------------------------------- bad input
 def test_bad_files_are_skipped_with_one_line_each(cli, sample_tree, tmp_path):
     (sample_tree / "Binary.cs").write_bytes(b"\x00\x01\x02binary\x00" * 100)

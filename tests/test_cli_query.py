@@ -147,6 +147,41 @@ def test_expected_errors_are_one_line_and_exit_2(cli, sample_tree, tmp_path, arg
     assert len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr, proc.stderr
 
 
+def test_bytes_that_are_not_utf8_in_any_argument_are_one_line_and_exit_2(cli, sample_tree,
+                                                                        tmp_path):
+    """A shell in a Latin-1 locale passes caf\\xe9 as a byte Python cannot decode. Before: a
+    question holding it failed with 'TypeError ... run --check' and exit 1 (and so did a
+    --batch read from stdin); the error for a --db holding it showed \\udce9."""
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    latin = "caf\udce9"                          # argv's bytes caf\xe9, as Python holds them
+    batch = tmp_path / "questions.txt"
+    batch.write_text("refill timers\n")
+    cases = {
+        (latin,): "question is not valid text: a byte that is not UTF-8 at character 4 "
+                  "(caf\\xe9)",
+        ("energy", "--path", f"src/{latin}*"): "--path is not valid text",
+        ("energy", "--batch", str(tmp_path / latin)): "--batch is not valid text",
+        ("energy", "--model", latin): "--model is not valid text",
+    }
+    for args, message in cases.items():
+        proc = cli.run("query.py", "--db", db, *args, check=False)
+        assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1 and "--check" not in proc.stderr
+    proc = cli.run("query.py", "--db", str(tmp_path / latin), "energy", check=False)
+    assert proc.returncode == 2 and "caf\\xe9" in proc.stderr and "udce9" not in proc.stderr
+    for env in ({"LC_ALL": "C"}, {"PYTHONIOENCODING": "utf-8:surrogateescape"}):   # stdin
+        # read with surrogateescape (else a strict decoder says the input is not UTF-8)
+        stdin = subprocess.run([sys.executable, str(ROOT / "query.py"), "--db", str(db),
+                                "--batch", "-"], input=b"refill timers\ncaf\xe9\n",
+                               capture_output=True, env={**cli.env, **env}, timeout=600)
+        err = stdin.stderr.decode()
+        assert stdin.returncode == 2 and "--check" not in err, err
+        assert err.strip() == ("codebase-rag: --batch - line 2 is not valid text: a byte that "
+                               "is not UTF-8 at character 4 (caf\\xe9)"), err
+    assert cli.query(db, "refill timers")           # and the index is as it was
+
+
 # ----------------------------------------------------------------------------- chroma
 def test_chromas_public_client_gives_the_same_answers_as_its_engine_bindings(cli, sample_tree,
                                                                             tmp_path):

@@ -395,3 +395,59 @@ def test_a_full_disk_says_so_and_not_that_the_index_is_damaged(tmp_path, capsys)
         err = capsys.readouterr().err
         assert "disk is full" in err and "--rebuild" not in err and "damaged" not in err
         assert len(err.strip().splitlines()) == 1
+
+
+def test_input_nested_too_deeply_or_not_text_is_one_line_and_exit_2(tmp_path, capsys):
+    """Before: a settings or model JSON nested too deeply said 'failed: RecursionError ...;
+    run index.py --check' and exit 1, as if the index were at fault; a disk full of Chroma's
+    own 'database or disk is full' said the index was damaged."""
+    import json
+    from codebase_rag.errors import report
+    with pytest.raises(RecursionError) as deep:
+        json.loads("[" * 100_000)
+    with pytest.raises(UnicodeEncodeError) as text:
+        "caf\udce9".encode("utf-8")
+    for error in (deep.value, text.value):
+        assert report(error) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "--check" not in err, err
+    from codebase_rag.errors import DiskFull, damaged
+    chroma = damaged(tmp_path, "chroma, opening it", RuntimeError(
+        "error returned from database: (code: 13) database or disk is full"))
+    assert isinstance(chroma, DiskFull) and "--rebuild" not in str(chroma)
+    assert "disk is full" in str(chroma) and "damaged" not in str(chroma)
+
+
+def test_a_query_on_a_full_disk_answers_from_the_index(cli, sample_tree, tmp_path):
+    """Before: with the disk full, a query said 'the index ... is damaged (chroma, opening
+    it: ... database or disk is full); run: index.py --rebuild', while --status said built.
+    Now it answers from what the index has, and says what it could not take in and why."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(disk)],
+                      capture_output=True).returncode:
+        pytest.skip("a small file system of its own needs mount (root)")
+    try:
+        tree, db = disk / "src", disk / "src" / ".codebase-rag"
+        shutil.copytree(sample_tree, tree)
+        cli.index(tree, db)
+        path = tree / ENERGY
+        path.write_text(path.read_text().replace("RefillTimers", "RegainTimers"))
+        with open(disk / "filler", "wb") as filler:     # every block of the disk
+            try:
+                while True:
+                    filler.write(b"\0" * (1 << 20))
+                    filler.flush()
+            except OSError:
+                pass
+        proc = cli.run("query.py", "--db", db, "--json", QUESTION, check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert members(json.loads(proc.stdout))[0] == "RefillTimers"     # as it was
+        assert proc.stderr == ("1 changed file since the index was made: the disk is full, "
+                               "so answers show the code as it was\n")
+        assert cli.run("index.py", "--db", db, "--status").stdout.startswith("built")
+        (disk / "filler").unlink()
+        assert "RegainTimers" in members(cli.query(db, QUESTION, "-k", "5"))   # room again
+        settled(db)
+    finally:
+        subprocess.run(["umount", "-l", str(disk)])

@@ -263,7 +263,8 @@ def test_reindex_says_which_paths_it_did_not_read(cli, sample_tree, tmp_path):
     (sample_tree / "bin" / "Generated.cs").write_text("public class Generated { }\n")
     (tmp_path / "Outside.cs").write_text("public class Outside { }\n")
     paths = ["Energy/EnergySystem.cs", "Nowhere.cs", "NOTES.md", "Energy", "bin/Generated.cs",
-             "../Outside.cs", str(sample_tree / "Energy" / "EnergySystem.cs")]
+             "../Outside.cs", str(sample_tree / "Energy" / "EnergySystem.cs"), "Bad\0.cs",
+             " "]
 
     async def go():
         async with server(cli, db) as s:
@@ -276,8 +277,78 @@ def test_reindex_says_which_paths_it_did_not_read(cli, sample_tree, tmp_path):
     assert unread == ("not read: Nowhere.cs (not there); NOTES.md (not in a language the "
                       "index reads); Energy (not a file); bin/Generated.cs (excluded "
                       "(.gitignore or the index's excludes)); ../Outside.cs (outside the "
-                      f"indexed tree {sample_tree})")
+                      f"indexed tree {sample_tree}); Bad\\x00.cs (not a file name);   (not a "
+                      "file name)")          # before: a NUL in one path failed them all
     assert nothing == "not read: Nowhere.cs (not there)"
+
+
+def test_hostile_requests_get_one_answer_each_and_the_server_keeps_serving(built):
+    """Before: one request nested 5,000 deep killed the server (its JSON reader's
+    RecursionError), before the SDK had loaded and after; half of a UTF-16 pair alone in an
+    argument said 'failed: TypeError'. The client refuses to send either: raw stdio."""
+    cli, db = built
+    deep = ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search_code",'
+            '"arguments":{"question":' + "[" * 5000 + "]" * 5000 + "}}}")
+
+    def call(ident, name, **arguments):          # JSON's own escapes kept as written
+        return ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s",'
+                '"arguments":{%s}}}' % (ident, name, ",".join(
+                    f'"{k}":{v}' for k, v in arguments.items())))
+    raw = RawServer(cli, db)
+    raw.send(deep % 1, *HELLO)                   # read before the SDK is up
+    first = [raw.answer(timeout=60) for _ in range(2)]
+    assert None not in first, first
+    raw.send(deep % 2,
+             call(3, "search_code", question='"caf\\ud800"'),
+             call(4, "find_related", file='"Energy/\\udce9.cs"', line=1),
+             call(5, "search_code", question=json.dumps(QUESTION), path='"src/\\ud800*"'),
+             call(6, "reindex", paths='["caf\\ud800.cs", "../../etc/Passwd.cs"]'),
+             tool_call(7, "search_code", question=QUESTION))
+    answers = {a["id"]: a for a in first + [raw.answer(timeout=60) for _ in range(6)] if a}
+    code, err = raw.stop(signal.SIGTERM)
+    assert answers[0]["result"]["serverInfo"]["name"] == "codebase-rag"
+    assert [answers[None]["error"]["code"]] == [-32700] and len(answers) == 7, answers
+    said = {i: answers[i]["result"]["content"][0]["text"] for i in range(3, 8)}
+    assert said[3] == ("question is not valid text: half of a UTF-16 surrogate pair at "
+                       "character 4 (caf\\ud800)")
+    assert said[4] == ("file is not valid text: half of a UTF-16 surrogate pair at "
+                       "character 8 (Energy/\\udce9)")
+    assert said[5].startswith("path is not valid text")
+    assert said[6] == ("not read: caf\\ud800.cs (not valid text: half of a UTF-16 surrogate "
+                       "pair at character 4 (caf\\ud800)); ../../etc/Passwd.cs (outside "
+                       f"the indexed tree {db.parent / 'src'})")
+    assert all(answers[i]["result"]["isError"] for i in (3, 4, 5))
+    assert "EnergySystem.RefillTimers" in said[7]       # still serving
+    assert "Traceback" not in err
+
+
+def test_a_link_out_of_the_tree_made_while_the_server_runs_is_never_followed(
+        cli, sample_tree, tmp_path):
+    """The watcher's events name a new link as a new entry: the look that follows applies
+    the walk's rule (before: a link to the tree's parent indexed the tree again under it,
+    and answers came twice; a link to / was listed whole, past the call's deadline)."""
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "Secret.cs").write_text("class Secret { void Zanzibar() { var key = 1; } }")
+
+    async def go():
+        async with server(cli, db) as s:
+            assert first_hit(await s.call_tool("search_code", {"question": QUESTION}))
+            (sample_tree / "Leak").symlink_to(outside, target_is_directory=True)
+            (sample_tree / "Parent").symlink_to(tmp_path, target_is_directory=True)
+            (sample_tree / "Energy" / "Up").symlink_to("..", target_is_directory=True)
+            answer = await s.call_tool("search_code", {"question": QUESTION, "k": 10})
+            secret = await s.call_tool("search_code", {"question": "Zanzibar secret key"})
+            return all_hits(answer), all_hits(secret)
+    hits, secret = asyncio.run(go())
+    files, members = [h[0] for h in hits], [(h[1], h[2], h[3]) for h in hits]
+    assert "Energy/EnergySystem.cs" in files and len(members) == len(set(members)), hits
+    assert not [f for f in files + [h[0] for h in secret]
+                if f.startswith(("Leak/", "Parent/", "Energy/Up/"))]
+    from codebase_rag.store import Store
+    assert not [f for f in Store(db).manifest() if f.startswith(("Leak/", "Parent/", "Energy/Up"))]
 
 
 def test_the_ranking_mode_follows_the_settings(built):

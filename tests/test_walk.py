@@ -133,3 +133,75 @@ def test_a_deep_tree_costs_no_more_per_file_than_a_flat_one(tmp_path, monkeypatc
     assert len(calls) <= 2                                # the root's, not one per level
     assert len(checks) == 301                             # one chain per directory
     assert Ignore(tmp_path).included("d/" * 300 + "Deep.cs")    # as a hook asks it
+
+
+# ----------------------------------------------------------------- one rule for symlinks
+def linked_tree(tmp_path):
+    """A tree with every kind of folder link: out of the tree, to the root, to a parent,
+    around a cycle, to a sibling; and a file link out."""
+    root = tree(tmp_path / "root", {"Real.cs": "class R {}", "a/b/B.cs": "class B {}",
+                                    "d1/One.cs": "class One {}", "d2/Two.cs": "class Two {}"})
+    tree(tmp_path / "outside", {"Secret.cs": "class S {}"})
+    (root / "out").symlink_to(tmp_path / "outside", target_is_directory=True)
+    (root / "parent").symlink_to(tmp_path, target_is_directory=True)
+    (root / "a" / "top").symlink_to(root, target_is_directory=True)
+    (root / "a" / "b" / "up").symlink_to("..", target_is_directory=True)
+    (root / "d1" / "to2").symlink_to("../d2", target_is_directory=True)
+    (root / "d2" / "to1").symlink_to("../d1", target_is_directory=True)
+    (root / "Leak.cs").symlink_to(tmp_path / "outside" / "Secret.cs")
+    return root
+
+
+def test_a_link_out_of_the_tree_or_to_a_folder_that_holds_it_is_never_entered(tmp_path,
+                                                                               capsys):
+    root = linked_tree(tmp_path)
+    assert walked(root) == ["Real.cs", "a/b/B.cs", "d1/One.cs", "d2/Two.cs",
+                            "d2/to1/One.cs"]            # a folder once through links
+    err = capsys.readouterr().err
+    for link in ("out", "parent", "Leak.cs"):
+        assert f"skipping {link}: a symlink to outside the tree" in err, err
+    for link in ("a/top", "a/b/up", "d2/to1/to2"):
+        assert f"skipping {link}: a symlink to a folder that holds it (a loop)" in err, err
+
+
+def test_a_walk_from_a_folder_applies_the_rule_to_the_folder_itself(tmp_path, capsys):
+    """A search's sweep walks a new folder by itself: a link out of the tree, or back up it,
+    must not be entered because the walk started there (before: a link to / was listed
+    whole by one search, a link to the tree's parent indexed the tree again)."""
+    root = linked_tree(tmp_path)
+    ignore = Ignore(root)
+    for start in ("out", "parent", "a/top", "a/b/up", "parent/root", "a/top/d1"):
+        assert list(walk(root, ignore, start=start)) == [], start
+    assert [r for r, _, _ in walk(root, ignore, start="d2")] == ["d2/Two.cs", "d2/to1/One.cs"]
+    from codebase_rag.walk import OutOfTime, entered, in_tree, listed
+    for start in ("out", "parent", "a/top", "a/b/up", "parent/root", "a/top/d1"):
+        assert entered(root, start)[0] is None
+    folders, memo = sorted(["", "a", "a/b", "a/b/up", "a/b/up/b", "a/top", "a/top/d1", "d1",
+                            "d1/to2", "d1/to2/to1", "out", "out/x"]), {}
+    assert [entered(root, f, memo=memo) for f in folders] == [entered(root, f) for f in folders]
+    for rel in ("Real.cs", "a/b/B.cs", "d1/to2/Two.cs", "New.cs", "a/b/New.cs"):
+        assert listed(root, rel), rel
+    for rel in ("Leak.cs", "out/Secret.cs", "parent/root/Real.cs", "a/top/Real.cs",
+                "a/b/up/b/B.cs", "../root/Real.cs"):
+        assert not listed(root, rel), rel
+    # what a hook names: an alias is the file it reaches, a path out of the tree nothing
+    assert in_tree(str(root / "a" / "b" / "up" / "b" / "B.cs"), root) == "a/b/B.cs"
+    assert in_tree(str(root / "parent" / "root" / "Real.cs"), root) == "Real.cs"
+    assert in_tree(str(root / "out" / "Secret.cs"), root) is None
+    assert in_tree(str(tmp_path / "outside" / "Secret.cs"), root) is None
+    assert in_tree(str(root / "Real.cs"), root) == "Real.cs"
+    with pytest.raises(OutOfTime):                # a deadline gone: it stops, and says so
+        list(walk(root, ignore, deadline=0))
+
+
+def test_skip_lines_name_files_as_results_do(tmp_path, capsys):
+    """Before: the walk's lines named a file by its path in the tree, read_source's by its
+    absolute path, within one run."""
+    (tmp_path / "Binary.cs").write_bytes(b"\x00\x01binary\x00" * 10)
+    (tmp_path / "Latin.cs").write_bytes("class Caf\xe9 { }".encode("cp1252"))
+    assert read_source(tmp_path / "Binary.cs", "Binary.cs") is None
+    assert read_source(tmp_path / "Latin.cs", "Latin.cs") == "class Café { }"
+    err = capsys.readouterr().err
+    assert "skipping Binary.cs: binary content" in err
+    assert "Latin.cs: not valid UTF-8, read as Windows-1252" in err
+    assert str(tmp_path) not in err
