@@ -212,3 +212,147 @@ def cpu_flags():
         except ImportError:
             return set()
     return {ours for theirs, ours in NUMPY_FLAGS.items() if found.get(theirs)}
+
+
+# -- what changed in a tree: the events the system queues as each write, rename or deletion
+# completes, for a reader that lives long (fresh.Watcher). Each source gives
+#   watch(dirs)  start watching these directories (relative, '' the root) if not yet;
+#                True if it did (what they held before that: one whole sweep)
+#   drain()      (files, directories, whole): the paths the events named since the last
+#                call, the directories that gained or lost an entry, and whether only a
+#                whole sweep can tell (a directory made, moved or deleted; a full queue)
+#   close()
+def tree_events(root, index):
+    """Linux's inotify where libc has it (a watch on each directory the index knows, read
+    in place: nothing to wait for), else the system's own through watchfiles (FSEvents,
+    ReadDirectoryChangesW: one recursive watch), else None (a stat sweep every time)."""
+    for source in (Inotify, Notify):
+        try:
+            return source(root, index)
+        except Exception:             # noqa: BLE001 (not on this system, no watches left)
+            continue
+    return None
+
+
+class Inotify:
+    IN_MODIFY, IN_ATTRIB, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = \
+        0x2, 0x4, 0x40, 0x80, 0x100, 0x200              # inotify.h
+    IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_IGNORED, IN_ISDIR = \
+        0x400, 0x800, 0x4000, 0x8000, 0x40000000
+    ENTRY = IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE      # a file came or went
+    WHOLE = IN_DELETE_SELF | IN_MOVE_SELF | IN_Q_OVERFLOW
+    MASK = IN_MODIFY | IN_ATTRIB | ENTRY | IN_DELETE_SELF | IN_MOVE_SELF
+
+    def __init__(self, root, index=None):
+        import ctypes
+        import struct
+        self.ctypes, self.event = ctypes, struct.Struct("iIII")   # wd, mask, cookie, length
+        self.root, self.watched = Path(root), {}
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = self.libc.inotify_init1(NONBLOCK | CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+
+    def watch(self, dirs):
+        import errno
+        added = False
+        for rel_dir in dirs - self.watched.values():
+            wd = self.libc.inotify_add_watch(self.fd, os.fsencode(self.root / rel_dir),
+                                             self.MASK)
+            if wd >= 0:
+                self.watched[wd] = rel_dir
+                added = True
+            elif self.ctypes.get_errno() != errno.ENOENT:
+                raise OSError(self.ctypes.get_errno(), "inotify_add_watch")   # out of watches
+        return added
+
+    def drain(self):
+        files, dirs, whole = set(), set(), False
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                return files, dirs, whole
+            at = 0
+            while at < len(data):
+                wd, mask, _, size = self.event.unpack_from(data, at)
+                name = os.fsdecode(data[at + 16:at + 16 + size].rstrip(b"\0"))
+                at += 16 + size
+                rel_dir = self.watched.get(wd)
+                if mask & self.IN_IGNORED:     # the watch is gone
+                    self.watched.pop(wd, None)
+                elif mask & self.WHOLE or mask & self.IN_ISDIR and mask & self.ENTRY:
+                    whole = True
+                    if mask & self.IN_MOVE_SELF and rel_dir is not None:   # its name is wrong
+                        self.libc.inotify_rm_watch(self.fd, wd)
+                elif rel_dir is not None and not mask & self.IN_ISDIR:
+                    files.add(f"{rel_dir}/{name}" if rel_dir else name)
+                    if mask & self.ENTRY:
+                        dirs.add(rel_dir)     # a file came or went: read the directory
+
+    def close(self):
+        if self.fd >= 0:
+            os.close(self.fd)
+        self.fd = -1
+
+
+class Notify:
+    """One recursive watch on the tree through watchfiles (the notify crate: FSEvents on
+    macOS, ReadDirectoryChangesW on Windows), whose events a thread of its own collects.
+    So that a question sees every change made before it was asked, drain() writes a mark in
+    the index folder and waits for the mark's own event: the system queues one watch's
+    events in order, so every earlier change has arrived by then."""
+    ADDED, DELETED = 1, 3             # watchfiles.Change
+    MARK = "watch.mark"
+    WAIT = 2.0                        # seconds for the mark's event, else a whole sweep
+
+    def __init__(self, root, index):
+        from watchfiles._rust_notify import RustNotify      # its documented low-level API
+        self.root, self.index = Path(root).absolute(), Path(index).absolute()
+        paths = [str(self.root)] + ([] if self.index.is_relative_to(self.root)
+                                    else [str(self.index)])
+        self.notify = RustNotify(paths, False, False, 0, True, True)
+        self.mark, self.started, self.known = self.index / self.MARK, False, set()
+
+    def watch(self, dirs):
+        self.known = set(dirs)
+        started, self.started = self.started, True
+        return not started
+
+    def drain(self):
+        import time
+        files, dirs, whole = set(), set(), False
+        try:
+            self.mark.write_text(str(time.time_ns()))
+        except OSError:
+            return files, dirs, True          # a read-only index: no barrier, sweep
+        deadline, seen = time.monotonic() + self.WAIT, False
+        while not seen:
+            found = self.notify.watch(0, 0, 1, None)
+            if found in ("signal", "stop") or time.monotonic() > deadline:
+                return files, dirs, True
+            for change, path in found if isinstance(found, set) else ():
+                if Path(path) == self.mark:
+                    seen = True
+                    continue
+                rel = self.relative(path)
+                if rel is None:
+                    continue
+                if rel in self.known or rel == "" or os.path.isdir(path):
+                    whole = True              # a directory made, moved or deleted
+                    continue
+                files.add(rel)
+                if change in (self.ADDED, self.DELETED):
+                    dirs.add(rel.rpartition("/")[0])
+        return files, dirs, whole
+
+    def relative(self, path):
+        """path relative to the tree, '/'-separated; None outside it or in the index."""
+        path = Path(path)
+        if path.is_relative_to(self.index) or not path.is_relative_to(self.root):
+            return None
+        rel = path.relative_to(self.root).as_posix()
+        return "" if rel == "." else rel
+
+    def close(self):
+        self.notify.close()
