@@ -102,6 +102,51 @@ def replace_file(source, target):
         return False
 
 
+# -- names on a case-insensitive volume (APFS and NTFS by default, FAT, exFAT): a path spelled
+# in another case opens the same file
+def case_insensitive(folder):
+    """Whether the volume of folder matches names whatever their case: an entry looked up
+    with its case swapped is there, though no entry is spelled so. Looked at once per
+    folder (None: nothing in it to tell by, as case-sensitive)."""
+    folder = str(folder)
+    if folder not in _CASE:
+        _CASE[folder] = False
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return False
+        for name in names:
+            swapped = name.swapcase()
+            if swapped != name and swapped not in names:
+                _CASE[folder] = os.path.lexists(os.path.join(folder, swapped))
+                break
+    return _CASE[folder]
+
+
+_CASE = {}
+
+
+def spelled_on_disk(root, rel):
+    """rel ('/'-separated, under root) as the folders' entries spell it, so that the index
+    keeps one key per file whatever spelling a hook or a user gave; rel itself where the
+    volume tells case apart, or where some part of it is not there."""
+    if not case_insensitive(root):
+        return rel
+    folder, parts = Path(root), rel.split("/")
+    for i, part in enumerate(parts):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return rel
+        if part not in names:
+            same = [n for n in names if n.casefold() == part.casefold()]
+            if len(same) != 1:
+                return rel
+            parts[i] = same[0]
+        folder = folder / parts[i]
+    return "/".join(parts)
+
+
 # -- processes
 def lock_held(path):
     """Whether some process holds the writer lock on this file (taken with filelock). The
@@ -256,7 +301,7 @@ class Inotify:
     def watch(self, dirs):
         import errno
         added = False
-        for rel_dir in dirs - self.watched.values():
+        for rel_dir in set(dirs) - set(self.watched.values()):
             wd = self.libc.inotify_add_watch(self.fd, os.fsencode(self.root / rel_dir),
                                              self.MASK)
             if wd >= 0:

@@ -172,6 +172,47 @@ def test_the_export_worker_watch_needs_no_prctl(kind):
         open(f"/proc/{child}/stat").read().split()[2] == "Z"
 
 
+def test_the_system_events_name_what_changed_as_inotify_does(cli, sample_tree, tmp_path,
+                                                            monkeypatch):
+    """Where libc has no inotify (macOS, Windows), the watcher reads watchfiles' recursive
+    watch: a file written, saved by rename, a folder renamed; each question sees exactly
+    that, with no sweep, the mark's event its barrier."""
+    from codebase_rag import oslayer
+    from codebase_rag.fresh import Watcher
+    from codebase_rag.store import Store
+
+    class NoInotify:
+        def __init__(self, *args):
+            raise OSError("no inotify here")
+    monkeypatch.setattr(oslayer, "Inotify", NoInotify)
+    db = sample_tree / ".codebase-rag"                    # the mark's folder: in the tree
+    cli.index(sample_tree, db)
+    store = Store(db)
+    watcher = Watcher(store.root())
+    assert watcher.changes(store) == ({}, {})      # the first question sweeps: nothing new
+    watcher.settled()
+    assert isinstance(watcher.events, oslayer.Notify)
+    swept = []
+    monkeypatch.setattr(store, "manifest", lambda paths=None, real=store.manifest:
+                        swept.append(paths) or real(paths))
+    assert watcher.changes(store) == ({}, {}) and swept == []          # nothing looked at
+    energy = "Energy/EnergySystem.cs"
+    (sample_tree / energy).write_text((sample_tree / energy).read_text() + "\n")
+    changed, _ = watcher.changes(store)
+    assert set(changed) == {energy} and None not in swept          # only what was named
+    watcher.settled()
+    other = next(p for p in store.manifest() if p != energy)
+    (sample_tree / f"{other}.swp").write_text((sample_tree / other).read_text() + "// x\n")
+    os.replace(sample_tree / f"{other}.swp", sample_tree / other)    # as editors save
+    changed, moved = watcher.changes(store)
+    assert set(changed) == {other} and moved
+    watcher.settled()
+    os.rename(sample_tree / "Energy", sample_tree / "Power")
+    changed, _ = watcher.changes(store)
+    assert changed[energy] is None and changed["Power/EnergySystem.cs"] is not None
+    watcher.close()
+
+
 # ----------------------------------------------------------------------------- end to end
 def emulated_env(kind):
     if kind == "native":
