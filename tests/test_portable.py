@@ -329,6 +329,41 @@ def test_setup_and_remove(emulated, sample_tree):
     assert after == before
 
 
+def test_an_export_names_only_the_weights_its_graph_reads(tmp_path):
+    from codebase_rag.export import model_files
+    (tmp_path / "model.onnx").write_bytes(b"\x08graph\x12model.onnx.aaaa1111.data\x00")
+    for name in ("model.onnx.aaaa1111.data", "model.onnx.bbbb2222.data", "tokenizer.json"):
+        (tmp_path / name).write_bytes(b"x")           # bbbb2222: an older one, still mapped
+    assert model_files(tmp_path) == ["model.onnx", "tokenizer.json", "model.onnx.aaaa1111.data"]
+
+
+@linux_only
+def test_a_damaged_export_is_made_again_while_a_model_maps_its_weights(tmp_path):
+    """Windows will not delete a file a process maps: the export made again beside the
+    mapped weights is sound, and names only its own."""
+    folder = tmp_path / "m"
+    code = f"""
+import mmap, os
+from pathlib import Path
+from codebase_rag.export import export_onnx, model_problem, resolve_model
+folder = Path({str(folder)!r})
+export_onnx(resolve_model()[0], folder, "fp32")
+[old] = folder.glob("model.onnx.*.data")
+with open(old, "rb") as f:
+    mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)    # a running model's
+(folder / "manifest.json").write_text("damaged")
+export_onnx(resolve_model()[0], folder, "fp32")
+print(model_problem(folder, full=True), old.exists(),
+      sorted(p.name for p in folder.glob("model.onnx.*.data")) != [old.name],
+      old.name in (folder / "manifest.json").read_text())
+"""
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ,
+                         **emulated_env("windows")}, cwd=tmp_path, capture_output=True,
+                         text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["None", "True", "True", "False"]
+
+
 def test_the_model_exports_under_the_other_systems(emulated, tmp_path):
     """The one-time export in a spawned worker: CDLL(None), SIGKILL, prctl all missing."""
     code = ("from codebase_rag.export import export_onnx, model_problem, resolve_model\n"
