@@ -12,9 +12,6 @@ it (a row of index.sqlite), and removes old generations only when nothing holds 
 (`remove_unused`; docs/architecture.md, "Files in use").
 """
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 # -- opening files
@@ -85,6 +82,7 @@ def remove_unused(path):
         return True
     except OSError:                   # in use (Windows), or not ours to delete
         return False
+    import shutil
     shutil.rmtree(aside, ignore_errors=True)
     return not aside.exists()
 
@@ -150,16 +148,29 @@ def spelled_on_disk(root, rel):
 # -- processes
 def lock_held(path):
     """Whether some process holds the writer lock on this file (taken with filelock). The
-    probe opens the file read-only (a read-only index answers too) and tries filelock's own
-    primitive on it: flock on POSIX, LockFileEx on Windows."""
-    from filelock import lock_descriptor, unlock_descriptor
+    probe opens the file read-only (a read-only index answers too) and tries the lock
+    filelock takes: flock where the system has it (POSIX; imported in no time, as a hook
+    needs), else filelock's own primitive (LockFileEx on Windows)."""
+    try:
+        import fcntl
+
+        def lock(fd):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                return False
+        unlock = lambda fd: fcntl.flock(fd, fcntl.LOCK_UN)      # noqa: E731
+    except ImportError:
+        from filelock import lock_descriptor, unlock_descriptor
+        lock, unlock = (lambda fd: lock_descriptor(fd, blocking=False)), unlock_descriptor
     try:
         fd = os.open(path, READ)
     except OSError:
         return False                  # no lock file: nobody ever wrote here
     try:
-        if lock_descriptor(fd, blocking=False):
-            unlock_descriptor(fd)
+        if lock(fd):
+            unlock(fd)
             return False
         return True
     except OSError:
@@ -188,6 +199,7 @@ def detached():
     from the console, in a process group of its own, out of the starter's job object where
     that job allows it (a job that kills its processes when it closes would take the writer
     with it); start_detached tries without that where it does not."""
+    import subprocess
     flags = getattr(subprocess, "DETACHED_PROCESS", None)
     if flags is None:
         return {"start_new_session": True}
@@ -201,6 +213,7 @@ CREATE_BREAKAWAY_FROM_JOB = 0x01000000        # winbase.h; subprocess does not n
 def start_detached(argv, **popen):
     """subprocess.Popen(argv) as detached() says, and without leaving the job where the
     job refuses that (Windows answers such a request with access denied)."""
+    import subprocess
     how = detached()
     try:
         return subprocess.Popen(argv, **popen, **how)
