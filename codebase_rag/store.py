@@ -93,7 +93,8 @@ class Store(EmbeddingCache):
         self.read_only = not create and not os.access(self.folder, os.W_OK)
         try:
             if self.read_only:
-                self.db = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+                # as_uri: a Windows path, or a name with ? or #, is a valid URI
+                self.db = sqlite3.connect(f"{path.absolute().as_uri()}?immutable=1", uri=True)
             else:
                 self.db = sqlite3.connect(path, timeout=BUSY_MS / 1000)
                 if create:                # a writer's choice; the file keeps it
@@ -360,8 +361,8 @@ def salvage(folder):
     from contextlib import closing
     rows, meta = [], {}
     try:
-        with closing(sqlite3.connect(f"file:{Path(folder) / 'index.sqlite'}?mode=ro",
-                                     uri=True)) as con:
+        uri = (Path(folder) / "index.sqlite").absolute().as_uri()
+        with closing(sqlite3.connect(f"{uri}?mode=ro", uri=True)) as con:
             meta = {k: v for k, v in con.execute("SELECT key, value FROM meta")
                     if k in KEPT_META}
             team = "team" in {r[1] for r in con.execute("PRAGMA table_info(vectors)")}

@@ -390,3 +390,19 @@ def test_the_ci_workflow_is_valid_and_runs_on_the_three_systems():
                                          "python": ["3.10", "3.13"]}
     steps = " ".join(step.get("run", "") for step in job["steps"])
     assert "--ignore=tests/test_oracle_languages.py" in steps and "test_portable.py" in steps
+
+
+def test_an_index_read_as_a_uri_wherever_its_folder_is(tmp_path, monkeypatch):
+    """SQLite opens a read-only index, and an upgrade salvages an old one, by URI: a folder
+    of a Windows path, or with ? or # in its name, is still that folder."""
+    from codebase_rag import store as store_module
+    folder = tmp_path / "a?b#c d"
+    folder.mkdir()
+    made = store_module.Store(folder, create=True)
+    with made.db as db:
+        db.execute("INSERT INTO vectors(key, vec) VALUES ('k', x'00')")
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('model', 'm')")
+    made.close()                      # its write-ahead log into the database
+    assert store_module.salvage(folder) == ([("k", b"\0", None)], {"model": "m"})
+    monkeypatch.setattr(store_module.os, "access", lambda *args: False)    # read-only
+    assert store_module.Store(folder).meta("model") == "m"
