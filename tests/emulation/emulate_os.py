@@ -22,6 +22,7 @@ import builtins
 import ctypes
 import errno
 import os
+import pathlib
 import signal
 import sys
 import types
@@ -258,3 +259,7 @@ def refuse_in_use(patch):
         return call
     for name in ("rename", "replace", "unlink", "remove", "rmdir"):
         patch.setattr(os, name, refusing(getattr(os, name)))
+    accessor = getattr(pathlib, "_NormalAccessor", None)     # Python 3.10: Path.unlink and
+    for name in ("rename", "replace", "unlink", "rmdir"):     # the rest call os's functions
+        if accessor is not None and hasattr(accessor, name):  # as they were at import
+            patch.setattr(accessor, name, staticmethod(getattr(os, name)))
