@@ -160,8 +160,13 @@ def test_the_export_worker_watch_needs_no_prctl(kind):
                                f"\nsys.stdin.read()"],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                               env={**os.environ, **emulated_env(kind)}, cwd=ROOT)
-    child = int(parent.stdout.readline())
-    assert parent.stdout.readline().strip() == "watching"
+    import select
+    lines = []
+    for _ in range(2):                    # the child's id, then its word (or nothing: dead)
+        assert select.select([parent.stdout], [], [], 120)[0], f"no word from it: {lines}"
+        lines.append(parent.stdout.readline().strip())
+    child = int(lines[0])
+    assert lines[1] == "watching", lines
     parent.kill()
     parent.wait()
     deadline = time.time() + 10

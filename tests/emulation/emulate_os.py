@@ -5,7 +5,7 @@ detached writers and the model's export among them.
 
 macOS:   no os.fdatasync; no /proc (the tool's own reads of it fail); libc without inotify
          or prctl.
-Windows: no fcntl module for the tool; no os.O_NONBLOCK, pwrite, pread, fdatasync, getuid,
+Windows: no /proc and no fcntl module for the tool; no os.O_NONBLOCK, pwrite, pread, fdatasync, getuid,
          fchmod, signal.SIGKILL for it; its os.kill(pid, 0) is an error (Windows sends
          Ctrl+C there); its os.open without O_BINARY is text mode (\\n written as \\r\\n);
          ctypes.CDLL(None) raises TypeError; and a file or folder that any process has
@@ -112,6 +112,7 @@ O_BINARY = 0x8000             # Windows' value; on Linux x86-64, O_LARGEFILE: no
 
 
 def windows(patch):
+    hide_proc(patch)
     patch.setattr(os, "O_BINARY", O_BINARY, raising=False)
     opened_as_text = text_mode(patch)
     tool_sees(patch, {
