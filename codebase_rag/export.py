@@ -14,7 +14,7 @@ from pathlib import Path
 from .config import BATCH, CACHE, DIM, HUB_MODEL, INDEX_COMMAND, MAX_TOKENS, MODEL, \
     PACKAGED_SHA256
 from .errors import UsageError
-from .oslayer import die_with_parent, remove_unused
+from .oslayer import die_with_parent, remove_unused, replace_soon
 
 
 def packaged_model_dir():
@@ -256,7 +256,7 @@ class TorchEmbedder:
                                   ("input_ids", "attention_mask", "token_type_ids",
                                    "last_hidden_state")})
             self.tokenizer.backend_tokenizer.save(str(folder / "tokenizer.json.tmp"))
-            os.replace(folder / "tokenizer.json.tmp", folder / "tokenizer.json")
+            replace_soon(folder / "tokenizer.json.tmp", folder / "tokenizer.json")
             (folder / CONFIG_FILE).write_text(json.dumps(self.config, indent=1))
             split_weights(tmp, folder / "model.onnx")
             write_model_manifest(folder)
@@ -376,7 +376,7 @@ def quantize(folder, precision):
     tmp = folder / f"{name}.tmp{os.getpid()}"
     quantize_dynamic(str(folder / "model.onnx"), str(tmp), op_types_to_quantize=["MatMul"],
                      weight_type=QuantType.QInt8, **how)
-    os.replace(tmp, folder / name)
+    replace_soon(tmp, folder / name)
 
 
 def write_model_manifest(folder):
@@ -386,7 +386,7 @@ def write_model_manifest(folder):
                                  "sha256": file_sha256(folder / name)}
                           for name in model_files(folder)}}
     (folder / "manifest.json.tmp").write_text(json.dumps(manifest, indent=1))
-    os.replace(folder / "manifest.json.tmp", folder / MODEL_MANIFEST)
+    replace_soon(folder / "manifest.json.tmp", folder / MODEL_MANIFEST)
 
 
 def remove_export_leftovers(folder):
@@ -410,7 +410,7 @@ def split_weights(source, target):
         write_weights(model, target.parent / data_name, data_name)
         graph = target.with_suffix(".onnx.tmp")
         onnx.save_model(model, str(graph))
-        os.replace(graph, target)
+        replace_soon(graph, target)
     except BaseException:
         (target.parent / data_name).unlink(missing_ok=True)
         raise

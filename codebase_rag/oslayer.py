@@ -90,6 +90,21 @@ def remove_unused(path):
 TRASH = ".removing-"          # a folder renamed aside on its way out (remove_unused)
 
 
+def replace_soon(source, target, seconds=2.0):
+    """os.replace, tried again for a while where another process has target open for a
+    moment (Windows refuses the rename then): for files that readers hold only while they
+    read them (a model's manifest, its tokenizer, a project's settings)."""
+    import time
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return os.replace(source, target)
+        except PermissionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def replace_file(source, target):
     """os.replace, or False where target is open elsewhere (Windows refuses): the caller
     keeps the old file and writes a new generation instead."""

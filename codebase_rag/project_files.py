@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import UsageError, printable
-from .oslayer import BINARY
+from .oslayer import BINARY, replace_soon
 
 AGAIN = "then run setup again (nothing was changed)"
 
@@ -101,8 +101,8 @@ def apply(changes, root, prune=()):
         verb = "remove" if change.new is None else "write"
         raise UsageError(f"cannot {verb} {printable(str(change.path))}: {e.strerror or e} "
                          f"(nothing was changed)") from None
-    for change, tmp in staged:
-        tmp.unlink() if change.new is None else os.replace(tmp, change.path)
+    for change, tmp in staged:          # (a file an editor reads this moment: Windows
+        tmp.unlink() if change.new is None else replace_soon(tmp, change.path)   # waits)
     for folder in prune:
         if any(c.new is None and c.path.parent == folder for c in changes) and \
                 not folder.is_symlink() and not any(folder.iterdir()):
