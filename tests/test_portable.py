@@ -253,8 +253,15 @@ def test_the_emulation_reaches_every_process(emulated, tmp_path):
 
 def test_a_first_build_a_query_a_hook_and_a_check(emulated, sample_tree, tmp_path):
     db = tmp_path / "db"
-    emulated.index(sample_tree, db)
+    started = emulated.index(sample_tree, db, "--background")      # detached: returns at once
+    assert started.returncode == 0
+    settled_built(db)
+    assert "built" in emulated.run("index.py", "--db", db, "--status").stdout
     assert emulated.query(db, "how does the energy system refill timers?")[0]["member"] == \
+        "RefillTimers"
+    batch = emulated.run("query.py", "--db", db, "--json", "--batch", "-",
+                         stdin="how does the energy system refill timers?\nhash a password\n")
+    assert [json.loads(line)[0]["member"] for line in batch.stdout.splitlines()][0] == \
         "RefillTimers"
     (sample_tree / "Gifting.cs").write_text(NEW)
     proc = emulated.hook(db, sample_tree / "Gifting.cs", tool="Write")
@@ -308,6 +315,23 @@ def test_a_rebuild_while_files_are_held_open_leaves_no_half_deleted_index(
     assert sorted(p.name for p in db.iterdir() if p.name.startswith(("chroma", "vectors"))) \
         == sorted([chroma_dir(db).name, flat_name(db)])
     assert emulated.query(db, question)[0]["member"] == "RefillTimers"
+
+
+def settled_built(db, timeout=600):
+    """Until a background build has finished (it may not have started when it returns)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            con = sqlite3.connect(f"{(db / 'index.sqlite').as_uri()}?mode=ro", uri=True,
+                                  timeout=1)
+            state = con.execute("SELECT value FROM meta WHERE key='build_state'").fetchone()
+            con.close()
+        except sqlite3.Error:
+            state = None
+        if state == ("built",):
+            return settled(db)
+        time.sleep(0.2)
+    raise AssertionError(f"the background build of {db} never finished")
 
 
 def flat_name(db):
