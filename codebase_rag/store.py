@@ -377,6 +377,8 @@ def set_aside(folder, reason):
     """index.sqlite and its journal files renamed aside, all or none: a database another
     process has open cannot be renamed on Windows, and then nothing is touched. Returns the
     names they went to (deleted by the caller)."""
+    import gc
+    gc.collect()              # this process's own connections no longer used, closed first
     moved = []
     for old in sorted(Path(folder).glob("index.sqlite*")):     # the database before its -wal
         if TRASH in old.name:

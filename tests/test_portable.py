@@ -435,3 +435,22 @@ def test_an_index_read_as_a_uri_wherever_its_folder_is(tmp_path, monkeypatch):
     assert store_module.salvage(folder) == ([("k", b"\0", None)], {"model": "m"})
     monkeypatch.setattr(store_module.os, "access", lambda *args: False)    # read-only
     assert store_module.Store(folder).meta("model") == "m"
+
+
+@linux_only
+@pytest.mark.parametrize("system", ["windows"], indirect=True)
+def test_an_upgrade_after_a_build_in_the_same_process(system, tmp_path, word_embedder):
+    """A library user (a test, a bench script) builds, then upgrades an index of an older
+    format in the same process: its own connection from the build, no longer used, does
+    not keep index.sqlite from being replaced (Windows)."""
+    from codebase_rag.runs import index_tree
+    src, db = tmp_path / "src", tmp_path / "db"
+    src.mkdir()
+    (src / "Energy.cs").write_text("class Energy {\n  void Refill() { }\n}\n")
+    index_tree(str(src), str(db), progress=False, embedder=word_embedder)
+    con = sqlite3.connect(db / "index.sqlite")
+    with con:
+        con.execute("UPDATE meta SET value='3' WHERE key='schema'")
+    con.close()
+    line = index_tree(str(src), str(db), progress=False, embedder=word_embedder)
+    assert "indexed" in line
