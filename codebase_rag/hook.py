@@ -9,6 +9,7 @@ from .errors import OldFormat, encodable
 from .folder import find_index
 from .languages import EXTENSIONS
 from .lock import apply_soon, is_locked, start_refresh
+from .oslayer import case_insensitive, spelled_on_disk
 from .store import Store
 from .walk import inside
 
@@ -24,9 +25,11 @@ def store_for_file(path, db=None, cwd=None):
     root = Path(store.meta("source", ""))
     if store.meta("in_tree") == "1":
         root = Path(folder).absolute().parent       # wherever the tree has moved since
+    fold = str.casefold if case_insensitive(root) else str      # C:\Users is c:\users
     for base in dict.fromkeys((str(root), os.path.realpath(root))):
-        if path.startswith(base.rstrip(os.sep) + os.sep) and inside(path, root):
-            return store, root, Path(os.path.relpath(path, base)).as_posix()
+        if fold(path).startswith(fold(base.rstrip(os.sep) + os.sep)) and inside(path, root):
+            rel = Path(os.path.relpath(path, base)).as_posix()
+            return store, root, spelled_on_disk(root, rel)     # one key per file
     return None
 
 
