@@ -3,16 +3,26 @@ vectors table: a vector per embedded text, keyed by the text's hash and the prec
 vectors.f32 (flat.py), its rows in one flat file, and Chroma (chroma.py), one vector per
 embedded window; this module keeps the last two in step with the first. EmbeddingCache is a
 part of store.Store, on its connection: see store.py for the two-step write they share.
+
+Both copies are made afresh as a new generation beside the old one (a file or folder of its
+own name, which meta flat_file or chroma_dir points to), never by renaming over or deleting
+what a reader may have open: Windows refuses both. Old generations are swept by the next
+writer once no process holds them (oslayer.remove_unused).
 """
+import os
 import random
+import re
 import sqlite3
 import struct
 
 from . import flat as flatfile
 from .chroma import Vectors
 from .errors import DamagedIndex, warn
+from .oslayer import TRASH, remove_unused
 
 BUSY_MS = 60_000              # how long a write waits for another's to end
+CHROMA_DIR = "chroma"         # Chroma's first generation; chroma.N after it
+CHROMA_GENERATION = re.compile(r"chroma(?:\.\d+)?")
 CHECKED = 20                  # sampled windows whose Chroma vector --check compares
 SAME = 0.999                  # the least cosine of a Chroma vector to its cached one
 
@@ -34,9 +44,35 @@ class EmbeddingCache:
     def collection(self):
         """Chroma, created on a writer's first use (a reader finding none is told so)."""
         if self._collection is None:
-            self._collection = Vectors(self.folder / "chroma", create=self.writer,
+            self._collection = Vectors(self.chroma_path(), create=self.writer,
                                        nothing_stored=not self.embedded_count())
         return self._collection
+
+    def chroma_path(self):
+        """The folder of Chroma's current generation."""
+        return self.folder / self.meta("chroma_dir", CHROMA_DIR)
+
+    def chroma_afresh(self):
+        """From now on an empty Chroma, in a new folder (the old one is swept once unused):
+        every embedded window is pending again (call in a write transaction)."""
+        self._collection = None
+        current = self.meta("chroma_dir", CHROMA_DIR)
+        n = int(current.rpartition(".")[2]) if "." in current else 0
+        while os.path.lexists(self.folder / f"{CHROMA_DIR}.{n + 1}"):
+            n += 1
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('chroma_dir', ?)",
+                        (f"{CHROMA_DIR}.{n + 1}",))
+        self.db.execute("UPDATE windows SET embedded=0")
+
+    def sweep(self):
+        """Old generations of vectors.f32 and Chroma removed where no process holds them any
+        more (a writer's job, under the lock)."""
+        chroma, flat = self.meta("chroma_dir", CHROMA_DIR), self.meta("flat_file", flatfile.NAME)
+        flatfile.sweep(self.folder, flat)
+        for entry in os.scandir(self.folder):
+            if entry.name != chroma and (CHROMA_GENERATION.fullmatch(entry.name) or
+                                         TRASH in entry.name):
+                remove_unused(entry.path)
 
     writer = False                # set by the process that holds the writer lock
 
@@ -78,16 +114,25 @@ class EmbeddingCache:
     def flat_seq(self):
         return int(self.meta("flat_seq", 0))
 
-    def readable_flat_seq(self):
-        """How far a reader may read vectors.f32 instead of SQLite: to flat_seq if the file is
-        as its last write left it, else not at all (it changed behind the writers' back, or
-        a query found a row wrong). In a read-only folder nobody could have written it, and
-        a copy has a stamp of its own: it is read as it is (CacheScan checks what it reads)."""
+    def flat_path(self):
+        """The current generation of vectors.f32."""
+        return self.folder / self.meta("flat_file", flatfile.NAME)
+
+    def readable_flat(self):
+        """(how far, which file): how far a reader may read vectors.f32 instead of SQLite: to
+        flat_seq if the file is as its last write left it, else not at all (it changed
+        behind the writers' back, or a query found a row wrong). In a read-only folder
+        nobody could have written it, and a copy has a stamp of its own: it is read as it is
+        (CacheScan checks what it reads)."""
         meta = dict(self.db.execute("SELECT key, value FROM meta WHERE key IN "
-                                    "('flat_seq', 'flat_stamp')"))
-        flat = int(meta.get("flat_seq", 0))
-        return flat if self.read_only or meta.get("flat_stamp") == flatfile.stamp(
-            self.folder) else 0
+                                    "('flat_seq', 'flat_stamp', 'flat_file')"))
+        flat, path = int(meta.get("flat_seq", 0)), self.folder / meta.get("flat_file",
+                                                                          flatfile.NAME)
+        return (flat if self.read_only or meta.get("flat_stamp") == flatfile.stamp(path)
+                else 0), path
+
+    def readable_flat_seq(self):
+        return self.readable_flat()[0]
 
     def put_flat(self, rows):
         """In a write transaction: rows (seq, blob) into vectors.f32, if it is as the last
@@ -98,7 +143,7 @@ class EmbeddingCache:
             return
         flat, last = self.flat_seq(), rows[-1][0]
         try:
-            stamp = flatfile.write(self.folder, rows, expect)
+            stamp = flatfile.write(self.flat_path(), rows, expect)
         except OSError:
             return                      # its stamp moved: sync_flat writes it afresh
         if stamp is None:
@@ -114,8 +159,9 @@ class EmbeddingCache:
         the file is not as its last write left it, or a sample of its rows differs from the
         cache (what --check compares, and more), it is written afresh from the cache; else
         the cache's rows above flat_seq (an older version's, or a writer's that was not
-        alone) are added, a block at a time."""
-        if self.meta("flat_stamp") != flatfile.stamp(self.folder) or \
+        alone) are added, a block at a time. Old generations of both copies are swept first."""
+        self.sweep()
+        if self.meta("flat_stamp") != flatfile.stamp(self.flat_path()) or \
                 self.flat_differences(self.flat_sample(0) | self.flat_sample(None))[0]:
             return self.rewrite_flat()
         for rows in self.vector_blocks(self.flat_seq()):
@@ -124,17 +170,19 @@ class EmbeddingCache:
                 self.put_flat([(seq, blob) for seq, _, blob in rows])
 
     def rewrite_flat(self):
-        """vectors.f32 written afresh from the embedding cache (flat.Rewrite), warning how many
-        of the old one's rows up to flat_seq differed from it."""
+        """vectors.f32 written afresh from the embedding cache, as a new generation
+        (flat.Rewrite), warning how many of the old one's rows up to flat_seq differed from
+        it."""
         stamped, trusted = self.meta("flat_stamp") is not None, self.flat_seq()
         differ = last = 0
-        new = None
+        new, kept, current = None, False, self.meta("flat_file", flatfile.NAME)
         try:
-            new = flatfile.Rewrite(self.folder)
+            new = flatfile.Rewrite(self.folder, current)
             # the rows so far without the lock (other writers add rows only at new seqs),
-            # then with it the rows that came meanwhile, and the new file in the old's place
+            # then with it the rows that came meanwhile, and the new file pointed to
             for rows in self.vector_blocks():
-                old = flatfile.rows_at(self.folder, [s for s, _, _ in rows if s <= trusted])
+                old = flatfile.rows_at(self.folder / current,
+                                       [s for s, _, _ in rows if s <= trusted])
                 differ += sum(old[seq] != blob for seq, _, blob in rows if seq in old)
                 new.put([(seq, blob) for seq, _, blob in rows])
                 last = rows[-1][0]
@@ -144,22 +192,26 @@ class EmbeddingCache:
                     new.put([(seq, blob) for seq, _, blob in rows])
                     last = rows[-1][0]
                 self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
-                    ("flat_stamp", new.replace()), ("flat_seq", str(last))])
+                    ("flat_stamp", new.finish()), ("flat_seq", str(last)),
+                    ("flat_file", new.name)])
+            kept = True
         except OSError as e:
             return warn(f"vectors.f32 could not be written ({e}); queries under the writer "
                         f"lock read SQLite's rows instead")
         finally:
             if new:
-                new.close()
+                new.close(kept)
+        flatfile.sweep(self.folder, new.name)
         if stamped and differ:
             warn(f"vectors.f32: {differ:,} of its rows differed from the embedding cache; "
                  f"written again from it")
 
     def drop_flat(self):
-        """In a write transaction: no vectors.f32 (written again from the cache)."""
-        flatfile.drop(self.folder)
+        """In a write transaction: no vectors.f32 (written again from the cache, as a new
+        generation; the next writer sweeps the old one)."""
+        name = flatfile.next_name(self.folder, self.meta("flat_file", flatfile.NAME))
         self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                            [("flat_seq", "0"), ("flat_stamp", "")])
+                            [("flat_seq", "0"), ("flat_stamp", ""), ("flat_file", name)])
 
     def flat_sample(self, seed, size=100):
         """Up to size seqs of vectors.f32 (1 to flat_seq) at random: the same ones for a seed
@@ -172,7 +224,7 @@ class EmbeddingCache:
         """(how many, of how many the cache still has) of these rows of vectors.f32 differ
         from the embedding cache."""
         cached = self.vectors_at(seqs)
-        rows = flatfile.rows_at(self.folder, cached)
+        rows = flatfile.rows_at(self.flat_path(), cached)
         return sum(rows.get(s) != blob for s, blob in cached.items()), len(cached)
 
     def mark_flat_damaged(self):
@@ -212,7 +264,7 @@ class EmbeddingCache:
         ids = [i for (i,) in self.db.execute(
             "SELECT id FROM doomed d WHERE NOT EXISTS (SELECT 1 FROM windows w WHERE w.id = d.id "
             "AND +w.embedded=1)")]
-        if (self.folder / "chroma" / "chroma.sqlite3").is_file():
+        if (self.chroma_path() / "chroma.sqlite3").is_file():
             for part in parts(ids, 4000):
                 self.collection.delete(part)
         with self.db:
@@ -239,7 +291,7 @@ class EmbeddingCache:
         held."""
         done, afresh = self.embedded_count(), None
         try:
-            if not (self.folder / "chroma" / "chroma.sqlite3").is_file() and not done:
+            if not (self.chroma_path() / "chroma.sqlite3").is_file() and not done:
                 return None
             if self.collection.count() == done:
                 sample = self.window_sample(0, CHECKED) | self.window_sample(None)
@@ -253,10 +305,10 @@ class EmbeddingCache:
         except DamagedIndex as e:
             afresh = f"it was unreadable ({e.what})"
         if afresh:
-            import shutil
-            self._collection = None
-            shutil.rmtree(self.folder / "chroma", ignore_errors=True)
-            have, note = set(), afresh
+            with self.db:
+                self.chroma_afresh()
+            self.sweep()
+            return f"{afresh}; {done:,} windows to restore"
         want = set(self.window_keys())
         extra, missing = sorted(have - want), sorted(want - have)
         for part in parts(extra, 4000):

@@ -162,12 +162,24 @@ CHECKOUT = Path(__file__).resolve().parents[1]
 
 
 def installed_script(name="codebase-rag"):
+    """The console script pip made (codebase-rag.exe on Windows), or this interpreter."""
     import sysconfig
     for folder in (Path(sys.executable).parent, sysconfig.get_path("scripts"),
                    sysconfig.get_path("scripts", f"{os.name}_user")):
-        if (Path(folder) / name).is_file():
-            return [str(Path(folder).absolute() / name)]
+        for script in (name, name + ".exe"):
+            if (Path(folder) / script).is_file():
+                return [str(Path(folder).absolute() / script)]
     return [sys.executable, "-m", "codebase_rag"]
+
+
+def command_line(argv):
+    """argv as one line a user can paste: POSIX shell quoting; on Windows the C runtime's
+    ("..." where needed, which cmd, PowerShell and Git Bash all read; shlex's '...' would
+    reach the program as part of the word)."""
+    if sys.platform == "win32":
+        import subprocess
+        return subprocess.list2cmdline([str(a) for a in argv])
+    return shlex.join(str(a) for a in argv)
 
 
 if (CHECKOUT / "index.py").is_file() and (CHECKOUT / "pyproject.toml").is_file():
@@ -175,8 +187,8 @@ if (CHECKOUT / "index.py").is_file() and (CHECKOUT / "pyproject.toml").is_file()
     QUERY_ARGV = [sys.executable, str(CHECKOUT / "query.py")]
 else:
     INDEX_ARGV, QUERY_ARGV = installed_script() + ["index"], installed_script() + ["query"]
-INDEX_COMMAND = shlex.join(INDEX_ARGV)
-QUERY_COMMAND = shlex.join(QUERY_ARGV)
+INDEX_COMMAND = command_line(INDEX_ARGV)     # as a user types it: POSIX or Windows quoting
+QUERY_COMMAND = command_line(QUERY_ARGV)
 # -- fixed by the model and the on-disk format, not settings
 INDEX_DIRNAME = ".codebase-rag"
 HUB_MODEL = "sentence-transformers/all-MiniLM-L6-v2"

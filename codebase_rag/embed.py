@@ -17,6 +17,7 @@ from .config import BATCH, DIM, INDEX_COMMAND, PRECISION
 from .errors import UsageError, warn
 from .export import CONFIG_FILE, export_dir, export_onnx, exported_config, \
     model_config, model_problem, onnx_file, resolve_model
+from .oslayer import cpu_flags
 
 
 SMOKE_TEXT = "does the model load and embed"   # embedded to prove a model works
@@ -145,20 +146,12 @@ def unit(vectors):
 
 
 # the precision auto picks for a new index, by the first CPU kind whose flags
-# (/proc/cpuinfo) the CPU has any of; else fp32. Each is the fastest whose vectors and
+# (oslayer.cpu_flags, as Linux names them) the CPU has any of; else fp32. Each is the fastest whose vectors and
 # dev sets hold on that kind (bench/RESULTS-speed.md, "Precision per CPU kind").
 AUTO_PRECISION = (
     ({"avx512_vnni", "avx_vnni", "amx_int8"}, "int8"),     # int8 products in one instruction
     ({"avx2"}, "int8-reduced"),                             # u8 x s8 pairs summed in 16 bits
 )
-
-
-def cpu_flags():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return set(next((line for line in f if line.startswith("flags")), "").split())
-    except OSError:
-        return set()
 
 
 def auto_precision(flags):

@@ -14,6 +14,7 @@ from pathlib import Path
 from .config import BATCH, CACHE, DIM, HUB_MODEL, INDEX_COMMAND, MAX_TOKENS, MODEL, \
     PACKAGED_SHA256
 from .errors import UsageError
+from .oslayer import die_with_parent, remove_unused, replace_soon
 
 
 def packaged_model_dir():
@@ -140,13 +141,15 @@ def weights_sha256(folder):
         known = {}
     if key not in known:
         known[key] = file_sha256(weights)
+        tmp = known_file.with_name(f"{known_file.name}.tmp{os.getpid()}")
         try:
             known_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = known_file.with_name(f"{known_file.name}.tmp{os.getpid()}")
             tmp.write_text(json.dumps(known))
             os.replace(tmp, known_file)
         except OSError:
-            pass                      # a read-only cache: hashed again next time
+            pass                      # a read-only cache, or another process reading it
+        finally:                      # (Windows): hashed again next time
+            tmp.unlink(missing_ok=True)
     return known[key]
 
 
@@ -253,7 +256,7 @@ class TorchEmbedder:
                                   ("input_ids", "attention_mask", "token_type_ids",
                                    "last_hidden_state")})
             self.tokenizer.backend_tokenizer.save(str(folder / "tokenizer.json.tmp"))
-            os.replace(folder / "tokenizer.json.tmp", folder / "tokenizer.json")
+            replace_soon(folder / "tokenizer.json.tmp", folder / "tokenizer.json")
             (folder / CONFIG_FILE).write_text(json.dumps(self.config, indent=1))
             split_weights(tmp, folder / "model.onnx")
             write_model_manifest(folder)
@@ -273,8 +276,7 @@ def export_onnx(model_path, folder, precision="fp32"):
     with FileLock(str(folder) + ".lock"):
         problem = model_problem(folder)
         if problem is not None and problem != "not exported":
-            import shutil
-            shutil.rmtree(folder, ignore_errors=True)
+            clear_export(folder)
         if problem is not None:
             TorchEmbedder(model_path).export_onnx(folder)
         if PRECISIONS[precision][1] and not (folder / onnx_file(precision)).is_file():
@@ -285,24 +287,12 @@ def export_onnx(model_path, folder, precision="fp32"):
                 remove_export_leftovers(folder)
 
 
-def die_with_parent():
-    """An export must not outlive the build that asked for it: a build killed with -9 would
-    otherwise leave a 650 MB process behind, blocked forever."""
-    import signal
-    import threading
-    import time
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)    # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass                                  # not Linux: the watch below still holds
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(1)
-        os._exit(1)
-    threading.Thread(target=watch, daemon=True).start()
+def clear_export(folder):
+    """A damaged export's files deleted, those a running model maps (Windows will not delete
+    them) left: the new export writes its weights under a new name and replaces the rest,
+    and the manifest, written last, names only its own files."""
+    for path in Path(folder).iterdir() if Path(folder).is_dir() else ():
+        remove_unused(path)
 
 
 EXPORT_FORMAT = "1"           # bump when what an export holds changes: machines export again
@@ -331,9 +321,22 @@ def export_dir(model_path, model_id, cache=CACHE):
 
 def model_files(folder):
     folder = Path(folder)
-    return ["model.onnx", "tokenizer.json"] + [p.name for p in folder.glob("model.onnx.*.data")] \
+    return ["model.onnx", "tokenizer.json"] + live_weights(folder) \
         + [name for name, how in PRECISIONS.values() if how and (folder / name).is_file()] \
         + [p.name for p in folder.glob(CONFIG_FILE)]
+
+
+def live_weights(folder):
+    """The weights file(s) model.onnx names (split_weights), not an older one that a model
+    still mapped kept from being deleted (Windows)."""
+    data = sorted(Path(folder).glob("model.onnx.*.data"))
+    if len(data) < 2:
+        return [p.name for p in data]
+    try:
+        graph = (Path(folder) / "model.onnx").read_bytes()
+    except OSError:
+        return [p.name for p in data]
+    return [p.name for p in data if p.name.encode() in graph]
 
 
 CONFIG_FILE = "embedding.json"    # model_config() of the exported model: how to pool, prompt
@@ -373,7 +376,7 @@ def quantize(folder, precision):
     tmp = folder / f"{name}.tmp{os.getpid()}"
     quantize_dynamic(str(folder / "model.onnx"), str(tmp), op_types_to_quantize=["MatMul"],
                      weight_type=QuantType.QInt8, **how)
-    os.replace(tmp, folder / name)
+    replace_soon(tmp, folder / name)
 
 
 def write_model_manifest(folder):
@@ -383,7 +386,7 @@ def write_model_manifest(folder):
                                  "sha256": file_sha256(folder / name)}
                           for name in model_files(folder)}}
     (folder / "manifest.json.tmp").write_text(json.dumps(manifest, indent=1))
-    os.replace(folder / "manifest.json.tmp", folder / MODEL_MANIFEST)
+    replace_soon(folder / "manifest.json.tmp", folder / MODEL_MANIFEST)
 
 
 def remove_export_leftovers(folder):
@@ -407,13 +410,13 @@ def split_weights(source, target):
         write_weights(model, target.parent / data_name, data_name)
         graph = target.with_suffix(".onnx.tmp")
         onnx.save_model(model, str(graph))
-        os.replace(graph, target)
+        replace_soon(graph, target)
     except BaseException:
         (target.parent / data_name).unlink(missing_ok=True)
         raise
     for old in target.parent.glob(f"{target.name}.*.data"):
         if old.name != data_name:
-            old.unlink()
+            remove_unused(old)        # a running model maps it (Windows): left for later
 
 
 def write_weights(model, path, data_name):

@@ -5,7 +5,7 @@ so that no answer carries an old member or old lines, during a first build too.
 Finding costs one stat per indexed file and per directory: a file whose size or time moved
 has changed, and a directory whose time moved has gained or lost a file (a build records the
 directories' times when it walks, before it reads a file). A reader that lives long (the MCP
-server) stats only what inotify named since its last question. Files queued for the writer
+server) stats only what the system's file events named since its last question. Files queued for the writer
 (a hook's edit) are looked at too. Absorbing changed files is step 1 of a build (chunks,
 keywords, pending windows: SQLite only, which needs no writer lock), deletions first, as many
 files as a time budget allows; then their first windows are embedded on the spot, and a
@@ -13,12 +13,9 @@ detached writer gives Chroma their vectors. What a query cannot absorb (a read-o
 more files than its budget, SQLite busy) is named in a line above the results, and the
 results it touches are marked stale.
 """
-import ctypes
-import errno
 import os
 import sqlite3
 import stat
-import struct
 import time
 
 from .config import ABSORB_SECONDS, ON_THE_SPOT
@@ -26,12 +23,8 @@ from .errors import disk_full as disk_full_error, no_space_at, printable
 from .indexer import Indexer
 from .lock import apply_soon, is_locked, pending_entries, queue_pending, queued, request_refresh, \
     start_refresh
+from .oslayer import tree_events
 from .walk import Ignore, OutOfTime, entered, listed, walk
-
-IN_MODIFY, IN_ATTRIB, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x2, 0x4, 0x40, 0x80, \
-    0x100, 0x200                                        # inotify's event bits (inotify.h)
-IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_IGNORED, IN_ISDIR = 0x400, 0x800, 0x4000, \
-    0x8000, 0x40000000
 
 
 class Changes(dict):
@@ -116,43 +109,43 @@ def indexable(root, rel, ignore):
 
 
 class Watcher:
-    """Linux inotify on every directory of the tree, for a reader that lives long (the MCP
-    server). The kernel queues an event as each write, rename or deletion completes, so a
-    question looks only at what changed since the last one, instead of at every file, and
-    still misses nothing done before it was asked. What inotify does not follow well (a
-    directory made, renamed or deleted, a new watch, a full event queue, changes a question
-    could not absorb) costs one whole sweep; no inotify (another OS, no watches left): the
-    sweep every time."""
-
-    ENTRY = IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE      # a file came or went
-    WHOLE = IN_DELETE_SELF | IN_MOVE_SELF | IN_Q_OVERFLOW
-    MASK = IN_MODIFY | IN_ATTRIB | ENTRY | IN_DELETE_SELF | IN_MOVE_SELF
-    EVENT = struct.Struct("iIII")              # wd, mask, cookie, length of the name
+    """The system's file events on the tree (oslayer.tree_events: inotify on Linux, FSEvents
+    on macOS, ReadDirectoryChangesW on Windows) for a reader that lives long (the MCP
+    server): a question looks only at what changed since the last one, instead of at every
+    file, and still misses nothing done before it was asked. What the events do not follow
+    well (a directory made, renamed or deleted, a new watch, a full event queue, changes a
+    question could not absorb) costs one whole sweep; no events (none on this system, no
+    watches left): the sweep every time."""
 
     def __init__(self, root):
-        self.root, self.whole, self.version = root, True, None
-        self.watched, self.names = {}, set()  # {watch: its folders (a link's too)}, all those
-        try:
-            self.libc = ctypes.CDLL(None, use_errno=True)
-            self.fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-        except Exception:                     # no inotify here
-            self.fd = -1
+        self.root, self.whole, self.version, self.known = root, True, None, False
+        self.events = self.started = None
+        self.real = {}                # {folder the index knows: its real path, or None}
 
     def changes(self, store):
         """As changed_files, for what changed since the last call that settled."""
-        if self.fd >= 0:
-            files, dirs = self.drain()
-            version = store.version()
-            if version != self.version:           # the index may know new directories
-                self.version = version
-                self.watch(store.dirs())          # before the sweep: nothing falls between
-        if self.fd < 0:                           # no inotify, or no watches left
+        if not self.started:                      # its first question: the index is known
+            self.started, self.events = True, tree_events(self.root, store.folder)
+        files = dirs = ()
+        if self.events is not None:
+            try:
+                files, dirs, whole = self.events.drain()
+                version = store.version()
+                if version != self.version:       # the index may know new directories
+                    self.version = version
+                    known = store.dirs()          # watched before the sweep: nothing falls
+                    self.known = bool(known)      # between
+                    whole = self.events.watch(self.entered(known)) or whole
+                self.whole = self.whole or whole
+            except Exception:                     # noqa: BLE001 (no watches left): sweep
+                self.close()
+        if self.events is None:
             return changed_files(store, self.root)
-        if not self.watched:          # no directory known yet (a build has not walked)
+        if not self.known:            # no directory known yet (a build has not walked)
             self.whole = True
         if not (self.whole or files or dirs or pending_entries(store.folder)):
             return {}, {}
-        among = None if self.whole else (files, dirs)
+        among = None if self.whole else (set(files), set(dirs))
         self.whole = True             # until settled(): what is not absorbed is looked at again
         return changed_files(store, self.root, among=among)
 
@@ -160,53 +153,20 @@ class Watcher:
         """The last changes were absorbed: from now on, only what the events name."""
         self.whole = False
 
-    def watch(self, known_dirs):
-        """A watch on each directory the index knows that has none yet, where the walk
-        enters it (a folder replaced by a link out of the tree since is not watched)."""
+    def entered(self, known_dirs):
+        """{folder: its real path} of the folders the index knows that the walk enters (a
+        folder replaced since by a link out of the tree is not watched); each new folder
+        is looked at once, parents first."""
         base, memo = os.path.realpath(self.root), {}
-        for rel_dir in sorted(known_dirs.keys() - self.names):     # parents first
+        for rel_dir in sorted(set(known_dirs) - self.real.keys()):
             found, _ = entered(self.root, rel_dir, base, memo)
-            if found is None:
-                continue
-            wd = self.libc.inotify_add_watch(self.fd, os.fsencode(found[0]), self.MASK)
-            if wd >= 0:                       # a folder and a link to it share one watch
-                self.watched.setdefault(wd, []).append(rel_dir)
-                self.names.add(rel_dir)
-                self.whole = True             # what it held before its watch: one sweep
-            elif ctypes.get_errno() != errno.ENOENT:
-                self.close()                  # out of watches: the sweep from now on
-                return
-
-    def drain(self):
-        """(files, directories) named by the events queued since the last call."""
-        files, dirs = set(), set()
-        while True:
-            try:
-                data = os.read(self.fd, 1 << 20)
-            except BlockingIOError:
-                return files, dirs
-            at = 0
-            while at < len(data):
-                wd, mask, _, size = self.EVENT.unpack_from(data, at)
-                name = os.fsdecode(data[at + 16:at + 16 + size].rstrip(b"\0"))
-                at += 16 + size
-                folders = self.watched.get(wd, ())
-                if mask & IN_IGNORED:         # the watch is gone
-                    self.names.difference_update(self.watched.pop(wd, ()))
-                elif mask & self.WHOLE or mask & IN_ISDIR and mask & self.ENTRY:
-                    self.whole = True
-                    if mask & IN_MOVE_SELF and folders:   # its name is wrong now
-                        self.libc.inotify_rm_watch(self.fd, wd)
-                elif not mask & IN_ISDIR:
-                    for rel_dir in folders:
-                        files.add(f"{rel_dir}/{name}" if rel_dir else name)
-                        if mask & self.ENTRY:
-                            dirs.add(rel_dir)     # a file came or went: read the directory
+            self.real[rel_dir] = found and found[0]
+        return {rel: self.real[rel] for rel in known_dirs if self.real[rel]}
 
     def close(self):
-        if self.fd >= 0:
-            os.close(self.fd)
-        self.fd = -1
+        if self.events is not None:
+            self.events.close()
+        self.events = None
 
 
 def absorb(store, changed, moved, embedder=None, budget=ABSORB_SECONDS):

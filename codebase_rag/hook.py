@@ -9,6 +9,7 @@ from .errors import OldFormat, encodable
 from .folder import find_index
 from .languages import EXTENSIONS
 from .lock import apply_soon, is_locked, start_refresh
+from .oslayer import case_insensitive, spelled_on_disk
 from .store import Store
 from .walk import in_tree
 
@@ -25,8 +26,14 @@ def store_for_file(path, db=None, cwd=None):
     root = Path(store.meta("source", ""))
     if store.meta("in_tree") == "1":
         root = Path(folder).absolute().parent       # wherever the tree has moved since
+    if case_insensitive(root):            # C:\Users is c:\users: the root as the index has it
+        for base in dict.fromkeys((str(root), os.path.realpath(root))):
+            prefix = base.rstrip(os.sep) + os.sep
+            if path[:len(prefix)].casefold() == prefix.casefold():
+                path = prefix + path[len(prefix):]
+                break
     rel = in_tree(path, root)             # the walk's rule for symlinks, '..' resolved
-    return (store, root, rel) if rel is not None else None
+    return (store, root, spelled_on_disk(root, rel)) if rel is not None else None  # one key
 
 
 HOOK_TOOLS = ("Edit", "Write", "MultiEdit")     # MultiEdit: older Claude Code releases

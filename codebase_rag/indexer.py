@@ -17,6 +17,7 @@ from .export import resolve_model
 from .chunkers import PLAIN_LINES, ChunkerLimit, OverBudget, budget, plain_windows
 from .errors import one_line, printable, warn
 from .lock import HOLDER, has_pending, record_holder, take_pending, take_refresh, writer_lock
+from .oslayer import remove_unused
 from .store import FileIndex, IndexedChunk
 from .text import cache_key, chunk_body, chunk_header, chunk_text, lexical_text, \
     member_windows, text_key
@@ -374,7 +375,7 @@ def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"
         raise
     finally:
         store.writer = False
-        (store.folder / HOLDER).unlink(missing_ok=True)
+        remove_unused(store.folder / HOLDER)    # (a --status reading it: stays, harmless)
         lock.release()
     # an edit or a refresh may have been asked for after the last look but before the release
     if has_pending(store.folder):

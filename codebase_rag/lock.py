@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .config import INDEX_ARGV
 from .errors import encodable
+from .oslayer import lock_held, replace_file, start_detached
 
 PENDING_ENTRY = re.compile(r"\A\d+\.\d+")     # the names queue_pending gives its entries
 REFRESH = "refresh"                           # pending/refresh: walk the whole tree again
@@ -46,9 +47,11 @@ def take_refresh(index):
     """Whether a refresh was asked for; the mark is gone after (call with the lock held)."""
     try:
         (Path(index) / "pending" / REFRESH).unlink()
-        return True
     except FileNotFoundError:
         return False
+    except PermissionError:
+        pass                                  # open in a request_refresh (Windows): next time
+    return True
 
 
 def pending_entries(index):
@@ -88,19 +91,7 @@ def has_pending(index):
 def is_locked(index):
     """Whether some process holds the writer lock of the index folder. A probe that needs
     no write access (filelock opens the file for writing), so a read-only index answers."""
-    import fcntl
-    try:
-        fd = os.open(Path(index) / "write.lock", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return False                          # no lock file: nobody ever wrote here
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
+    return lock_held(Path(index) / "write.lock")
 
 
 def record_holder(index, kind, files=0):
@@ -142,15 +133,18 @@ def start_refresh(index, what, source=None, excludes=(), model=None, rebuild=Fal
 
 
 def detach(db, args, what, env=None):
-    """Run index.py with args in a session of its own (killing the hook or the terminal that
-    started it does not stop it), its output appended to build.log in the index folder."""
+    """Run index.py with args detached (killing the hook, the terminal or the console that
+    started it does not stop it: oslayer.detached), its output appended to build.log in the
+    index folder, in UTF-8 whatever the system's code page (a file name outside Windows'
+    ANSI code page would otherwise stop it)."""
     import subprocess
     log = Path(db) / LOG
     if log.is_file() and log.stat().st_size > 1_000_000:
-        os.replace(log, log.with_suffix(".log.1"))
-    with open(log, "a") as out:
+        replace_file(log, log.with_suffix(".log.1"))      # not while a writer has it open
+    with open(log, "a", encoding="utf-8") as out:
         out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {what}\n")
         out.flush()
-        subprocess.Popen([*INDEX_ARGV, *args], stdin=subprocess.DEVNULL, stdout=out,
-                         stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
-                         env={**os.environ, **(env or {})})
+        start_detached([*INDEX_ARGV, *args], stdin=subprocess.DEVNULL, stdout=out,
+                       stderr=subprocess.STDOUT, close_fds=True,
+                       env={**os.environ, "PYTHONIOENCODING": "utf-8:backslashreplace",
+                            **(env or {})})

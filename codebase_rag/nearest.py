@@ -84,21 +84,22 @@ class CacheScan:
         # windows of their keys; some keys no window has any more, and a long member's
         # windows count once: 16n keys for n chunks
         many = n * 16
-        top, from_file = self.shortlist(qvec, many, self.store.readable_flat_seq())
-        if top is None or not self.agrees(top, from_file):
+        flat, path = self.store.readable_flat()
+        top, from_file = self.shortlist(qvec, many, flat, path)
+        if top is None or not self.agrees(top, from_file, path):
             self.store.mark_flat_damaged()
-            top, _ = self.shortlist(qvec, many, 0)
+            top, _ = self.shortlist(qvec, many, 0, path)
         top = {key: cosine for cosine, _, key in top}       # best first, at most many
         best = best_per_chunk((cid, 1.0 - top[key]) for key, cid in self.store.key_chunks(top))
         return sorted(best.items(), key=lambda kv: kv[1])[:n]
 
-    def shortlist(self, qvec, many, flat):
+    def shortlist(self, qvec, many, flat, path):
         """([(cosine, seq, key)] of the `many` nearest cached vectors, the highest seq read
         from vectors.f32): rows up to flat from the file (SQLite's rows cost 0.8 s of Python
         at 299,000), the rest from SQLite. None if the file holds a row that is no vector."""
         top, blocks = [], None
         try:
-            blocks = flatfile.blocks(self.store.folder, flat)
+            blocks = flatfile.blocks(path, flat)
             if blocks is not None:
                 cosines = np.concatenate([m @ qvec for m in blocks])
                 if not np.all(np.abs(cosines) <= 1.001 * np.linalg.norm(qvec)):   # NaN too
@@ -112,11 +113,11 @@ class CacheScan:
             top = sorted(top, key=lambda t: (-t[0], t[1]))[:many]
         return top, flat if blocks is not None else 0
 
-    def agrees(self, top, from_file):
+    def agrees(self, top, from_file, path):
         """Whether the shortlisted rows read from vectors.f32 are SQLite's, byte for byte (a
         row the cache replaced or dropped since is not compared)."""
         cached = self.store.vectors_at([seq for _, seq, _ in top if seq <= from_file])
-        rows = flatfile.rows_at(self.store.folder, cached)
+        rows = flatfile.rows_at(path, cached)
         return all(rows.get(seq) == blob for seq, blob in cached.items())
 
     def live(self, cosines, many):

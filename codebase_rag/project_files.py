@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import UsageError, printable
+from .oslayer import BINARY, replace_soon
 
 AGAIN = "then run setup again (nothing was changed)"
 
@@ -60,10 +61,10 @@ def temporary(path):
 def write_aside(path, text):
     """text in a new temporary file beside path, with path's permissions; its name."""
     tmp = temporary(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | BINARY, 0o666)
     try:
-        with suppress(FileNotFoundError):
-            os.fchmod(fd, stat.S_IMODE(os.stat(path).st_mode))
+        with suppress(FileNotFoundError):       # by name: Windows has no fchmod
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode("utf-8"))
     except BaseException:
@@ -100,8 +101,8 @@ def apply(changes, root, prune=()):
         verb = "remove" if change.new is None else "write"
         raise UsageError(f"cannot {verb} {printable(str(change.path))}: {e.strerror or e} "
                          f"(nothing was changed)") from None
-    for change, tmp in staged:
-        tmp.unlink() if change.new is None else os.replace(tmp, change.path)
+    for change, tmp in staged:          # (a file an editor reads this moment: Windows
+        tmp.unlink() if change.new is None else replace_soon(tmp, change.path)   # waits)
     for folder in prune:
         if any(c.new is None and c.path.parent == folder for c in changes) and \
                 not folder.is_symlink() and not any(folder.iterdir()):

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from .config import DIM, SERVER_KEY, SERVER_SAMPLE
 from .errors import UsageError, warn
+from .oslayer import alive, owned_by_me
 from .team_wire import ServerFault, shown
 from .text import TEXT_FORMAT
 
@@ -276,16 +277,6 @@ def scratch_folder():
     prefix = "codebase-rag-push-"
     for stale in Path(tempfile.gettempdir()).glob(prefix + "*-*"):
         pid = stale.name[len(prefix):].split("-")[0]
-        if pid.isdigit() and not alive(int(pid)) and stale.stat().st_uid == os.getuid():
+        if pid.isdigit() and not alive(int(pid)) and owned_by_me(stale.stat()):
             shutil.rmtree(stale, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
-
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True

@@ -23,6 +23,7 @@ from .hook import store_for_file
 from .indexer import Indexer, chunk_file, language_of, stat_or_none, write_under_lock
 from .languages import LANGUAGES
 from .lock import is_locked, request_refresh, start_refresh
+from .oslayer import remove_unused
 from .store import Store, open_store_afresh
 from .text import TEXT_FORMAT
 from .walk import Ignore, read_source, walk
@@ -96,8 +97,7 @@ def open_for_write(db, source, model, rebuild=False):
         store.forget_vectors()
     own_export = Path(db) / "model"       # an older version's export, or another model's
     if own_export.is_dir() and index_model(db, model_id, precision).folder != own_export:
-        import shutil
-        shutil.rmtree(own_export, ignore_errors=True)
+        remove_unused(own_export)         # whole, once no server maps its weights (Windows)
     store.set_meta(model=model_id, source=root, in_tree="1" if in_tree else "0",
                    precision=precision)
     return store

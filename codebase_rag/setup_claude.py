@@ -22,10 +22,12 @@ import difflib
 import hashlib
 import json
 import os
+import re
 import shlex
 from pathlib import Path
 
-from .config import INDEX_ARGV, INDEX_DIRNAME, QUERY_ARGV
+from .config import INDEX_ARGV, INDEX_COMMAND, INDEX_DIRNAME, QUERY_ARGV, QUERY_COMMAND, \
+    command_line
 from .errors import ArgParser, UsageError, encodable, printable, report
 from .folder import GITIGNORE_TEXT, INDEX_MARKER, MARKER_TEXT, owned
 from .project_files import AGAIN, Change, apply, inside, read
@@ -44,15 +46,24 @@ STORE = "setup.json"                 # in the index folder: the texts setup repl
 
 
 def hooks(index_argv=INDEX_ARGV):
-    """The hooks, as .claude/settings.json (and hooks.json.example) hold them."""
-    command = shlex.join(index_argv)
+    """The hooks, as .claude/settings.json (and hooks.json.example) hold them: in exec form,
+    the program and its arguments apart, which Claude Code runs with no shell on every
+    system (a path's spaces, quotes or backslashes reach the program as they are, and
+    neither bash nor PowerShell is needed); it puts the project's folder in place of
+    ${CLAUDE_PROJECT_DIR}."""
+    program, *args = index_argv
     return {
         "PostToolUse": [{"matcher": EDIT_TOOLS, "hooks": [
-            {"type": "command", "command": f"{command} --hook", "timeout": HOOK_TIMEOUT}]}],
+            {"type": "command", "command": program, "args": [*args, "--hook"],
+             "timeout": HOOK_TIMEOUT}]}],
         "SessionStart": [{"hooks": [
-            {"type": "command", "command": f'{command} --source "$CLAUDE_PROJECT_DIR" --background',
+            {"type": "command", "command": program,
+             "args": [*args, "--source", PROJECT_DIR, "--background"],
              "timeout": HOOK_TIMEOUT}]}],
     }
+
+
+PROJECT_DIR = "${CLAUDE_PROJECT_DIR}"     # Claude Code's placeholder in an exec-form hook
 
 
 def mcp_server(query_argv=QUERY_ARGV):
@@ -60,22 +71,30 @@ def mcp_server(query_argv=QUERY_ARGV):
             "env": {}, "alwaysLoad": True}
 
 
-def claude_block(query_command=shlex.join(QUERY_ARGV)):
+def claude_block(query_command=QUERY_COMMAND):
     """The CLAUDE.md block, with the shell command of this installation."""
     text = (Path(__file__).with_name("claude_block.md")).read_text(encoding="utf-8")
     return f"{BEGIN}\n{text.replace(PLACEHOLDER, query_command).rstrip()}\n{END}\n"
 
 
-def is_ours(command, event):
-    """Whether a hook's command is one of ours, from any installation."""
-    if "index.py" not in command and "codebase-rag" not in command:
+def is_ours(hook, event):
+    """Whether a hook (its entry) is one of ours, from any installation: in exec form (a
+    command and its args) or an older one's shell form (one command line)."""
+    command, args = str(hook.get("command", "")), hook.get("args")
+    if isinstance(args, list):
+        words = [command, *map(str, args)]
+    elif "index.py" not in command and "codebase-rag" not in command:
         return False                          # most of a user's hooks: no need to split them
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    program = any(Path(w).name in ("index.py", "codebase-rag") for w in words[:3])
+    else:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return False
+    program = any(re.split(r"[\\/]", w)[-1] in PROGRAMS for w in words[:3])
     return program and ("--hook" if event == "PostToolUse" else "--background") in words
+
+
+PROGRAMS = ("index.py", "codebase-rag", "codebase-rag.exe")     # ours, on any system
 
 
 # ----------------------------------------------------------------------------- each file
@@ -92,7 +111,7 @@ def merge_hooks(settings, remove=False):
         kept, present = [], False
         for group in old:
             entries = group.get("hooks") if isinstance(group, dict) else None
-            mine = [isinstance(h, dict) and is_ours(str(h.get("command", "")), event)
+            mine = [isinstance(h, dict) and is_ours(h, event)
                     for h in entries] if isinstance(entries, list) else []
             if not any(mine):
                 kept.append(group)
@@ -102,8 +121,8 @@ def merge_hooks(settings, remove=False):
                 entries = [h for h, m in zip(entries, mine) if not m]
             else:
                 entries = [{**h, "type": ours["type"], "command": ours["command"],
-                            "timeout": h.get("timeout", HOOK_TIMEOUT)} if m else h
-                           for h, m in zip(entries, mine)]
+                            "args": ours["args"], "timeout": h.get("timeout", HOOK_TIMEOUT)}
+                           if m else h for h, m in zip(entries, mine)]
             if entries:                   # a group that held ours alone goes with them
                 kept.append({**group, "hooks": entries})
         if not (remove or present):
@@ -387,7 +406,7 @@ def run(args):
         print(note)
     if not args.remove:
         print(f"the SessionStart hook builds the index when a session starts; to build it "
-              f"now: {shlex.join(INDEX_ARGV)} --source {shlex.quote(str(root))}")
+              f"now: {INDEX_COMMAND} --source {command_line([str(root)])}")
     return 0
 
 

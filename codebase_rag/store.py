@@ -10,9 +10,9 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import flat as flatfile
 from .cache import BUSY_MS, EmbeddingCache, marks, parts
-from .errors import OldFormat, damaged, warn
+from .errors import OldFormat, UsageError, damaged, warn
+from .oslayer import TRASH
 from .languages import SHARED_EXTENSIONS, by_language
 
 # A build writes in two steps, so that keyword search works within seconds and semantic
@@ -93,7 +93,8 @@ class Store(EmbeddingCache):
         self.read_only = read_only or not create and not os.access(self.folder, os.W_OK)
         try:
             if self.read_only:
-                self.db = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+                # as_uri: a Windows path, or a name with ? or #, is a valid URI
+                self.db = sqlite3.connect(f"{path.absolute().as_uri()}?immutable=1", uri=True)
             else:
                 self.db = sqlite3.connect(path, timeout=BUSY_MS / 1000)
                 if create:                # a writer's choice; the file keeps it
@@ -104,13 +105,20 @@ class Store(EmbeddingCache):
             if version == SCHEMA_VERSION and os.access(self.folder, os.W_OK):
                 self.upgrade_in_place()
         except sqlite3.DatabaseError as e:
+            self.close()
             if "locked" in str(e):
                 raise
             raise damaged(self.folder, "index.sqlite", e) from None
         if version != SCHEMA_VERSION:
-            raise OldFormat(self.folder, self.meta("source"))
+            source = self.meta("source")
+            self.close()              # closed now, not when the traceback lets go of it: an
+            raise OldFormat(self.folder, source)    # upgrade replaces the file (Windows)
         self._collection = None
         self._counts = (None, {})
+
+    def close(self):
+        if getattr(self, "db", None) is not None:
+            self.db.close()
 
     def meta(self, key, default=None):
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -334,15 +342,14 @@ class Store(EmbeddingCache):
         """For --rebuild: every file is read and chunked again, and Chroma is made afresh
         (its vectors come back from the embedding cache). Nothing is deleted first: until a
         file's turn comes, queries answer from its old chunks, and a run that fails midway
-        leaves an index no emptier than before."""
-        import shutil
+        leaves an index no emptier than before. Chroma and vectors.f32 start as new
+        generations: a reader that has the old ones open keeps them."""
         with self.db:
             self.db.execute("UPDATE files SET sha=NULL")
-            self.db.execute("UPDATE windows SET embedded=0")
             self.db.execute("DELETE FROM doomed")
+            self.chroma_afresh()        # every window pending: vectors from the cache
             self.drop_flat()            # written again from the cache
-        shutil.rmtree(self.folder / "chroma", ignore_errors=True)
-        self._collection = None
+        self.sweep()
 
 
 KEPT_META = ("model", "precision", "source", "in_tree", "excludes")   # what an upgrade keeps
@@ -351,25 +358,56 @@ KEPT_META = ("model", "precision", "source", "in_tree", "excludes")   # what an 
 def salvage(folder):
     """(embedding-cache rows, the meta an upgrade keeps) still readable in a damaged or old
     index.sqlite."""
+    from contextlib import closing
     rows, meta = [], {}
     try:
-        con = sqlite3.connect(f"file:{Path(folder) / 'index.sqlite'}?mode=ro", uri=True)
-        meta = {k: v for k, v in con.execute("SELECT key, value FROM meta") if k in KEPT_META}
-        team = "team" in {r[1] for r in con.execute("PRAGMA table_info(vectors)")}
-        rows = con.execute(f"SELECT key, vec, {'team' if team else 'NULL'} FROM vectors").fetchall()
+        uri = (Path(folder) / "index.sqlite").absolute().as_uri()
+        with closing(sqlite3.connect(f"{uri}?mode=ro", uri=True)) as con:
+            meta = {k: v for k, v in con.execute("SELECT key, value FROM meta")
+                    if k in KEPT_META}
+            team = "team" in {r[1] for r in con.execute("PRAGMA table_info(vectors)")}
+            rows = con.execute(f"SELECT key, vec, {'team' if team else 'NULL'} "
+                               f"FROM vectors").fetchall()
     except sqlite3.Error:
         pass
     return rows, meta
 
 
+def set_aside(folder, reason):
+    """index.sqlite and its journal files renamed aside, all or none: a database another
+    process has open cannot be renamed on Windows, and then nothing is touched. Returns the
+    names they went to (deleted by the caller)."""
+    import gc
+    gc.collect()              # this process's own connections no longer used, closed first
+    moved = []
+    for old in sorted(Path(folder).glob("index.sqlite*")):     # the database before its -wal
+        if TRASH in old.name:
+            continue
+        target = old.with_name(f"{old.name}{TRASH}{os.getpid()}")
+        try:
+            os.replace(old, target)
+        except OSError:
+            for back, aside in reversed(moved):
+                os.replace(aside, back)
+            raise UsageError(f"{reason}, but another process has its index.sqlite open (a "
+                             f"search server of Claude Code, or a query): close it, then run "
+                             f"this again") from None
+        moved.append((old, target))
+    return [aside for _, aside in moved]
+
+
 def open_store_afresh(folder, reason):
     """For an unreadable index.sqlite (--rebuild) or one of an older format (any run): a new
-    one, with the old embedding cache and settings where they can still be read."""
+    one, with the old embedding cache and settings where they can still be read. The old
+    vectors.f32 and Chroma become old generations (swept once unused): the new index has
+    new ones."""
     rows, meta = salvage(folder)
-    for old in Path(folder).glob("index.sqlite*"):
-        old.unlink()
-    flatfile.drop(folder)                     # its rows are at the old seqs
+    for aside in set_aside(folder, reason):
+        aside.unlink(missing_ok=True)
     store = Store(folder, create=True)
+    with store.db:
+        store.drop_flat()                     # the old file's rows are at the old seqs
+        store.chroma_afresh()
     with store.db:
         store.db.executemany("INSERT OR REPLACE INTO vectors(key, vec, team) VALUES (?,?,?)", rows)
     store.set_meta(**meta)

@@ -26,6 +26,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .config import DIM
 from .errors import UsageError, printable, warn
+from .oslayer import READ_ANY
 from .team_wire import MAX_ANSWER, Deadline, ServerFault, TooLarge, shown, tls_fault
 
 VECTORS, IDENTITIES = "codebase_rag_vectors", "codebase_rag_identities"
@@ -292,8 +293,8 @@ def password_file(path):
     if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):
         return ignored(path, f"its group or others have access to it (libpq ignores it too); "
                              f"run: chmod 600 {shlex.quote(str(path))}")
-    try:        # O_NONBLOCK: made a FIFO since the look above, it is refused, not waited on
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:        # READ_ANY: made a FIFO since the look above, it is refused, not waited on
+        fd = os.open(path, READ_ANY)
         with os.fdopen(fd, "rb") as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
                 return ignored(path, "it is not a plain file")

@@ -9,6 +9,7 @@ from pathlib import Path
 from .languages import LANGUAGES
 from .config import DEFAULT_EXCLUDES, MAX_FILE_BYTES
 from .errors import UsageError, encodable, printable, warn
+from .oslayer import READ_ANY, case_insensitive
 
 
 class Ignore:
@@ -20,12 +21,14 @@ class Ignore:
         import pathspec
         self.pathspec = pathspec
         self.root = Path(root)
+        # as git matches on a case-insensitive volume (core.ignorecase): patterns and paths
+        # alike in lower case
+        self.fold = str.lower if ignores_case(root) else str
         self.extensions = tuple(ext for lang in languages for ext in lang.extensions)
-        self.base = pathspec.GitIgnoreSpec.from_lines(
-            list(DEFAULT_EXCLUDES) + [d for lang in languages for d in lang.never_walked]
-            + list(excludes))
-        self.scoped = [(lang.extensions, pathspec.GitIgnoreSpec.from_lines(lang.excludes))
-                       for lang in languages]
+        self.base = self.spec(list(DEFAULT_EXCLUDES) + [d for lang in languages
+                                                       for d in lang.never_walked]
+                              + list(excludes))
+        self.scoped = [(lang.extensions, self.spec(lang.excludes)) for lang in languages]
         self.beside = {}              # folder name -> the marker folder that must sit beside it
         for lang in languages:
             for marker, folders in lang.beside:
@@ -39,13 +42,16 @@ class Ignore:
             spec = None
             try:
                 if gi.is_file():
-                    lines = gi.read_text(encoding="utf-8", errors="replace").splitlines()
-                    spec = self.pathspec.GitIgnoreSpec.from_lines(lines)
+                    spec = self.spec(gi.read_text(encoding="utf-8",
+                                                  errors="replace").splitlines())
             except OSError as e:
                 warn(f"cannot read {printable(f'{rel_dir}/.gitignore'.lstrip('/'))}: "
                      f"{e.strerror}")
             self.specs[rel_dir] = spec
         return self.specs[rel_dir]
+
+    def spec(self, lines):
+        return self.pathspec.GitIgnoreSpec.from_lines([self.fold(line) for line in lines])
 
     def chain(self, rel_dir, parent_chain):
         """The .gitignore files that rule inside a directory, deepest first, as (directory,
@@ -58,7 +64,8 @@ class Ignore:
     def ignored(self, rel, is_dir, chain):
         """rel: path relative to the root, '/'-separated; chain: the .gitignore chain of its
         directory. Assumes its parents are not ignored."""
-        probe = rel + "/" if is_dir else rel
+        folded = self.fold(rel)
+        probe = folded + "/" if is_dir else folded
         if self.base.match_file(probe):
             return True
         name = rel.rsplit("/", 1)[-1]
@@ -71,7 +78,7 @@ class Ignore:
                               if rel.endswith(exts)):
             return True
         for base, spec in chain:                          # deepest .gitignore first
-            sub = rel[len(base) + 1:] if base else rel
+            sub = folded[len(self.fold(base)) + 1:] if base else folded
             result = spec.check_file(sub + "/" if is_dir else sub).include
             if result is not None:
                 return result
@@ -98,6 +105,29 @@ class Ignore:
 def within(path, folder):
     """Whether a real path is folder itself or lies below it."""
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def ignores_case(root):
+    """Whether git matches ignore rules whatever the case here: the repository's
+    core.ignorecase (git sets it true on a case-insensitive volume), else the volume's own
+    way (oslayer)."""
+    git = Path(root) / ".git"
+    try:
+        if git.is_file():                 # a worktree's or a submodule's: "gitdir: PATH"
+            git = (Path(root) / git.read_text().partition(":")[2].strip())
+            if (git / "commondir").is_file():
+                git = git / (git / "commondir").read_text().strip()
+        text = (git / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return case_insensitive(root)
+    section = ""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            section = line.strip("[]").strip().lower()
+        elif section == "core" and line.partition("=")[0].strip().lower() == "ignorecase":
+            return line.partition("=")[2].strip().lower() in ("true", "yes", "on", "1")
+    return False
 
 
 def inside(path, root):
@@ -300,7 +330,7 @@ def read_source(path, rel=None):
     results do); else the path."""
     shown = printable(str(path) if rel is None else rel)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, READ_ANY)          # a FIFO never blocks the run (oslayer)
     except OSError as e:
         warn(f"skipping {shown}: {e.strerror}")
         return None

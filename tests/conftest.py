@@ -109,6 +109,14 @@ def lines_of(tree, rel, member):
     return start + 1, end + 1
 
 
+def chroma_dir(db):
+    """The folder of Chroma's current generation (meta chroma_dir; a rebuild makes a new one)."""
+    con = sqlite3.connect(Path(db) / "index.sqlite")
+    row = con.execute("SELECT value FROM meta WHERE key='chroma_dir'").fetchone()
+    con.close()
+    return Path(db) / (row[0] if row else "chroma")
+
+
 def settled(db, timeout=120):
     """Wait until no writer holds the index and nothing is queued for one."""
     import time
@@ -144,7 +152,7 @@ def snapshot(db):
     from chromadb.config import Settings
     import numpy as np
     SharedSystemClient.clear_system_cache()      # the index may have been rebuilt since
-    client = chromadb.PersistentClient(path=str(Path(db) / "chroma"),
+    client = chromadb.PersistentClient(path=str(chroma_dir(db)),
                                        settings=Settings(anonymized_telemetry=False))
     got = client.get_collection("chunks").get(include=["embeddings"])
     vectors = {i: np.asarray(e) for i, e in zip(got["ids"], got["embeddings"])}

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from codebase_rag.chunkers import ChunkerLimit, contract, syntax
+from codebase_rag.chunkers import ChunkerLimit, contract
 from codebase_rag.chunkers.tables import TABLES
 from codebase_rag.languages import LANGUAGES, chunk_source, language_for
 from codebase_rag.runs import index_tree

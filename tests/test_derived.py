@@ -5,6 +5,7 @@ and a real ChromaDB."""
 import shutil
 import sqlite3
 import struct
+from contextlib import closing
 
 import numpy as np
 import pytest
@@ -40,12 +41,23 @@ def index(built, tmp_path):
     return tree, db, clean
 
 
+def current(db, key, first):
+    """The file or folder of the current generation (meta flat_file, chroma_dir)."""
+    with closing(sqlite3.connect(db / "index.sqlite")) as con:
+        row = con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    return db / (row[0] if row else first)
+
+
+def flat_file(db):
+    return current(db, "flat_file", "vectors.f32")
+
+
 def keep_stamp(db):
     """Record vectors.f32's stamp as its last writer's: damage the stamp cannot see, as a
     bad disk's (an older version knows no stamp: this changes nothing for it)."""
     from codebase_rag.flat import stamp
     with sqlite3.connect(db / "index.sqlite") as con:
-        con.execute("INSERT OR REPLACE INTO meta VALUES ('flat_stamp', ?)", (stamp(db),))
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('flat_stamp', ?)", (stamp(flat_file(db)),))
     con.close()
 
 
@@ -70,7 +82,7 @@ def damage_flat(db):
     answer = cached(db, ANSWER)
     damage = [(answer, GARBAGE), (cached(db, OTHER), ANTI_GARBAGE),
               (cached(db, WRONG), answer[min(answer)])]
-    with open(db / "vectors.f32", "r+b") as f:
+    with open(flat_file(db), "r+b") as f:
         for rows, blob in damage:
             for seq in rows:
                 f.seek(seq * ROW)
@@ -79,7 +91,7 @@ def damage_flat(db):
 
 
 def flat_in_step(db):
-    data = (db / "vectors.f32").read_bytes()
+    data = (flat_file(db)).read_bytes()
     return all(data[seq * ROW:(seq + 1) * ROW] == blob for seq, blob in cached(db).items())
 
 
@@ -98,11 +110,11 @@ def check(cli, tree, db):
 @pytest.mark.parametrize("stamp", ["moved", "kept"])
 def test_a_plain_run_writes_a_damaged_flat_file_again(cli, index, stamp):
     tree, db, _ = index
-    size = (db / "vectors.f32").stat().st_size
+    size = (flat_file(db)).stat().st_size
     damaged = damage_flat(db)
     if stamp == "kept":
         keep_stamp(db)
-    assert (db / "vectors.f32").stat().st_size == size
+    assert (flat_file(db)).stat().st_size == size
     assert check(cli, tree, db).returncode == 1
     proc = cli.index(tree, db)
     assert f"vectors.f32: {damaged} of its rows differed" in proc.stderr
@@ -136,7 +148,7 @@ def test_a_plain_run_makes_chroma_again_when_a_vector_in_it_is_damaged(cli, inde
     an index this small), finds one unlike the cache, and makes Chroma afresh."""
     tree, db, clean = index
     answer, wrong = cached(db, ANSWER), cached(db, WRONG)
-    [hnsw] = (db / "chroma").glob("*/data_level0.bin")
+    [hnsw] = current(db, "chroma_dir", "chroma").glob("*/data_level0.bin")
     data = np.fromfile(hnsw, dtype="<f4")
     for blob in answer.values():
         at = where(data, np.frombuffer(blob, dtype="<f4"))
@@ -165,7 +177,7 @@ def test_a_flat_file_of_an_index_copied_elsewhere_is_checked_once_and_kept(cli, 
     from codebase_rag.flat import stamp
     with sqlite3.connect(db / "index.sqlite") as con:
         assert con.execute("SELECT value FROM meta WHERE key='flat_stamp'").fetchone()[0] == \
-            stamp(db)
+            stamp(flat_file(db))
     con.close()
-    assert np.array_equal(np.fromfile(db / "vectors.f32", dtype="<f4"),
-                          np.fromfile(clean / "vectors.f32", dtype="<f4"))
+    assert np.array_equal(np.fromfile(flat_file(db), dtype="<f4"),
+                          np.fromfile(flat_file(clean), dtype="<f4"))

@@ -127,7 +127,9 @@ def test_a_watcher_names_what_changed_since_the_last_question(cli, sample_tree, 
     watcher = Watcher(store.root())
     assert watcher.changes(store) == ({}, {})      # the first question sweeps: nothing new
     watcher.settled()
-    assert watcher.fd >= 0 and len(watcher.watched) == len(store.dirs())   # Linux: inotify
+    from codebase_rag.oslayer import Inotify                            # Linux: inotify
+    assert isinstance(watcher.events, Inotify) and \
+        len(watcher.events.watched) == len(store.dirs())
     assert watcher.changes(store) == ({}, {})
     path = sample_tree / ENERGY
     path.write_text(path.read_text() + "\n")

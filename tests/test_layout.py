@@ -12,7 +12,7 @@ PACKAGE = ROOT / "codebase_rag"
 # the pipeline's stages in order (walk -> chunk -> embed -> store -> search -> print), then
 # what drives them.
 RANK = {
-    "config": 0, "errors": 1, "languages": 1, "folder": 2, "walk": 2, "chunkers": 2,
+    "config": 0, "errors": 1, "languages": 1, "oslayer": 1, "folder": 2, "walk": 2, "chunkers": 2,
     "project_files": 2,
     "chunkers.parsers": 2, "chunkers.tables": 2, "chunkers.contract": 2, "chunkers.csharp": 3,
     "chunkers.python": 3, "chunkers.typescript": 3, "chunkers.syntax": 3, "text": 2,

@@ -19,7 +19,7 @@ import pytest
 
 from conftest import ROOT, settled
 from codebase_rag import __version__, setup_claude
-from codebase_rag.config import INDEX_COMMAND, QUERY_ARGV
+from codebase_rag.config import INDEX_ARGV, QUERY_ARGV
 
 MINE = {
     ".claude/settings.json": {
@@ -74,7 +74,7 @@ def test_setup_merges_keeps_the_users_entries_is_idempotent_and_removable(tmp_pa
     before = files(project)
     code, out, _ = setup(capsys, project / "src", "--dry-run")    # from a subfolder
     assert code == 0 and files(project) == before
-    assert re.search(rf'^\+ +"command": "{re.escape(INDEX_COMMAND)} --hook",$', out, re.M), out
+    assert re.search(r'^\+ +"--hook"$', out, re.M), out
     assert "4 file(s) would change" in out
 
     code, out, _ = setup(capsys, project / "src")
@@ -83,10 +83,12 @@ def test_setup_merges_keeps_the_users_entries_is_idempotent_and_removable(tmp_pa
     assert settings["permissions"] == MINE[".claude/settings.json"]["permissions"]
     post, start = settings["hooks"]["PostToolUse"], settings["hooks"]["SessionStart"]
     assert post[0] == MINE[".claude/settings.json"]["hooks"]["PostToolUse"][0]
-    assert post[1] == {"matcher": "Edit|Write", "hooks": [
-        {"type": "command", "command": f"{INDEX_COMMAND} --hook", "timeout": 10}]}
-    assert [g["hooks"][0]["command"] for g in start] == [   # the old installation's: gone
-        "echo hello", f'{INDEX_COMMAND} --source "$CLAUDE_PROJECT_DIR" --background']
+    assert post[1] == {"matcher": "Edit|Write", "hooks": [      # exec form: no shell
+        {"type": "command", "command": INDEX_ARGV[0], "args": [*INDEX_ARGV[1:], "--hook"],
+         "timeout": 10}]}
+    assert [g["hooks"][0]["command"] for g in start] == ["echo hello", INDEX_ARGV[0]]
+    assert start[1]["hooks"][0]["args"] == [        # the old installation's, in its place
+        *INDEX_ARGV[1:], "--source", "${CLAUDE_PROJECT_DIR}", "--background"]
     assert (project / ".claude/settings.json").read_text().startswith('{\n    "permissions"')
     servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
     assert servers == {"docs": MINE[".mcp.json"]["mcpServers"]["docs"], "codebase-rag": {
@@ -168,9 +170,15 @@ def built(db, timeout=300):
     raise AssertionError(f"the build of {db} never finished")
 
 
-def run_hook(command, env, stdin=None, cwd=None):
-    """A hook's command, run by a shell as Claude Code runs it."""
-    proc = subprocess.run(["bash", "-c", command], input=stdin, capture_output=True,
+def run_hook(hook, env, stdin=None, cwd=None):
+    """A hook run as Claude Code runs it: an entry in exec form (command and args) with no
+    shell, ${CLAUDE_PROJECT_DIR} put in its place; a command line, by a shell."""
+    if isinstance(hook, dict):
+        argv = [a.replace("${CLAUDE_PROJECT_DIR}", env["CLAUDE_PROJECT_DIR"])
+                for a in [hook["command"], *hook["args"]]]
+    else:
+        argv = ["bash", "-c", hook]
+    proc = subprocess.run(argv, input=stdin, capture_output=True,
                           text=True, env=env, cwd=cwd, timeout=600)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
@@ -203,7 +211,7 @@ def test_the_commands_setup_writes_build_search_and_take_in_an_edit(cli, sample_
     env = {**cli.env, "CLAUDE_PROJECT_DIR": str(sample_tree)}
     settings = json.loads((sample_tree / ".claude/settings.json").read_text())
     [start] = settings["hooks"]["SessionStart"]
-    said = run_hook(start["hooks"][0]["command"], env, cwd=sample_tree)
+    said = run_hook(start["hooks"][0], env, cwd=sample_tree)
     assert "codebase-rag: the index of" in said and shlex.join(QUERY_ARGV) in said
     built(sample_tree / ".codebase-rag")
     [shell] = re.findall(r"^ {6}(.*) \"how are user passwords hashed and verified\?\"$",
@@ -212,7 +220,7 @@ def test_the_commands_setup_writes_build_search_and_take_in_an_edit(cli, sample_
                      cwd=sample_tree / "Auth")       # the agent's shell, anywhere inside
     assert "EnergySystem.RefillTimers" in found
     [post] = settings["hooks"]["PostToolUse"]
-    edit_and_hook(sample_tree, post["hooks"][0]["command"], env)
+    edit_and_hook(sample_tree, post["hooks"][0], env)
     settled(sample_tree / ".codebase-rag")
     server = json.loads((sample_tree / ".mcp.json").read_text())["mcpServers"]["codebase-rag"]
     answer = asyncio.run(mcp_search(server["command"], server["args"], sample_tree, env,
@@ -237,10 +245,13 @@ def test_the_plugin_wires_what_setup_wires_through_its_launcher():
     hooks = json.loads((ROOT / manifest["hooks"]).read_text())["hooks"]
     launcher = '"${CLAUDE_PLUGIN_ROOT}/plugin/codebase-rag"'
     for event, groups in setup_claude.hooks(["@"]).items():    # the same events and matchers
-        want = groups[0]["hooks"][0]["command"].replace("@ --hook", f"{launcher} hook")
-        want = want.replace("@ --source", f"{launcher} index --source")
-        assert hooks[event] == [{**groups[0], "hooks": [{**groups[0]["hooks"][0],
-                                                         "command": want}]}]
+        ours = groups[0]["hooks"][0]           # setup's exec form; the plugin's, a command
+        words = " ".join(a.replace("${CLAUDE_PROJECT_DIR}", '"$CLAUDE_PROJECT_DIR"')
+                         for a in ours["args"])   # line for the launcher (a shell script)
+        want = f"{launcher} {words}".replace(f"{launcher} --hook", f"{launcher} hook")
+        want = want.replace(f"{launcher} --source", f"{launcher} index --source")
+        assert hooks[event] == [{**groups[0], "hooks": [{"type": "command", "command": want,
+                                                         "timeout": ours["timeout"]}]}]
     server = json.loads((ROOT / manifest["mcpServers"]).read_text())["mcpServers"]
     assert server == {"codebase-rag": {"type": "stdio", "command":
                                        "${CLAUDE_PLUGIN_ROOT}/plugin/codebase-rag",
@@ -436,8 +447,9 @@ def test_keys_a_user_added_to_our_entries_are_kept(tmp_path, capsys):
                       "args": [*QUERY_ARGV[1:], "--mcp"], "alwaysLoad": True}
     start = json.loads((project / ".claude/settings.json").read_text())["hooks"]["SessionStart"]
     assert start[1]["hooks"] == [{"type": "command", "timeout": 10, "statusMessage": "indexing",
-                                  "command": f'{INDEX_COMMAND} --source "$CLAUDE_PROJECT_DIR" '
-                                             f'--background'}]
+                                  "command": INDEX_ARGV[0], "args": [
+                                      *INDEX_ARGV[1:], "--source", "${CLAUDE_PROJECT_DIR}",
+                                      "--background"]}]
     assert setup(capsys, project, "--remove")[0] == 0
     assert snapshot(project)[".mcp.json"] == before[".mcp.json"]      # byte for byte
     # edited since setup: --remove cannot give the text back, and keeps the user's server

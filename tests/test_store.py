@@ -205,7 +205,7 @@ def test_an_old_format_is_rebuilt_keeping_the_embedding_cache(store, tmp_path, c
 def flat_in_step(store):
     """Whether vectors.f32 holds every cached vector at its seq, and flat_seq is the last."""
     rows = store.db.execute("SELECT seq, vec FROM vectors").fetchall()
-    data = np.fromfile(store.folder / "vectors.f32", dtype="<f4").reshape(-1, 384)
+    data = np.fromfile(store.flat_path(), dtype="<f4").reshape(-1, 384)
     return store.flat_seq() == max(s for s, _ in rows) and \
         all(data[s].tobytes() == vec for s, vec in rows)
 
@@ -229,7 +229,7 @@ def scan_agrees(store, qvec, n=3):
     store.vector_blocks = lambda after=0: (read.extend(r) or r for r in blocks(after))
     got = CacheScan(store).nearest(qvec, n)
     assert all(seq > store.flat_seq() for seq, _, _ in read)
-    flat = store.folder / "vectors.f32"
+    flat = store.flat_path()
     saved = flat.read_bytes()
     flat.unlink()
     for want in (CacheScan(store).nearest(qvec, n), None):
@@ -248,7 +248,7 @@ def restamp(store):
     """Record vectors.f32's stamp as the last write's, whatever changed it."""
     with store.db:
         store.db.execute("UPDATE meta SET value=? WHERE key='flat_stamp'",
-                         (flatfile.stamp(store.folder),))
+                         (flatfile.stamp(store.flat_path()),))
 
 
 def test_each_cached_vector_is_in_the_flat_file_at_its_seq(store):
@@ -257,7 +257,7 @@ def test_each_cached_vector_is_in_the_flat_file_at_its_seq(store):
     store.cache_vectors([("key-M0_0", vector_of("again")), ("extra", vector_of("extra"))])
     assert store.flat_seq() == 14 and flat_in_step(store)     # a replaced key: a new seq
     store.forget_vectors()                                     # another model's: all dead
-    assert store.flat_seq() == 0 and not (store.folder / "vectors.f32").exists()
+    assert store.flat_seq() == 0 and not store.flat_path().exists()
     store.cache_vectors([("key-M0_1", vector_of("key-M0_1"))])
     assert store.flat_seq() == 15 and flat_in_step(store)
 
@@ -300,9 +300,9 @@ def test_a_lost_flat_file_is_read_from_sqlite_and_written_again(store):
     many_members(store, files=5)
     qvec = vector_of("the question")
     want = scan_agrees(store, qvec)
-    (store.folder / "vectors.f32").unlink()
+    store.flat_path().unlink()
     store.cache_vectors([("new", vector_of("new"))])     # it notices, writes nothing
-    assert store.readable_flat_seq() == 0 and not (store.folder / "vectors.f32").exists()
+    assert store.readable_flat_seq() == 0 and not store.flat_path().exists()
     assert CacheScan(store).nearest(qvec, 3) == want
     store.sync_flat()
     assert flat_in_step(store) and scan_agrees(store, qvec) == want
@@ -312,7 +312,7 @@ def test_check_compares_the_flat_file_with_the_cache(store):
     from codebase_rag.check import flat_problems
     many_members(store, files=2)
     assert flat_problems(store) == []
-    with open(store.folder / "vectors.f32", "r+b") as f:
+    with open(store.flat_path(), "r+b") as f:
         f.seek(5 * 384 * 4)
         f.write(vector_of("wrong").tobytes())
     [problem] = flat_problems(store)
@@ -332,16 +332,16 @@ def test_a_scan_never_ranks_from_a_row_of_the_flat_file_that_the_cache_does_not_
     qvec = vector_of("the question")
     want = CacheScan(store).nearest(qvec, 5)
     for row in (qvec.tobytes(), np.full(384, np.nan, dtype="<f4").tobytes()):
-        with open(store.folder / "vectors.f32", "r+b") as f:
+        with open(store.flat_path(), "r+b") as f:
             f.seek(7 * 384 * 4)
             f.write(row)
         restamp(store)
         got = CacheScan(store).nearest(qvec, 5)
         assert got == want and all(0 <= d <= 2 for _, d in got)
         assert store.meta("flat_stamp") == "damaged" and store.readable_flat_seq() == 0
-        damaged, flat = (store.folder / "vectors.f32").read_bytes(), store.flat_seq()
+        damaged, flat = store.flat_path().read_bytes(), store.flat_seq()
         store.cache_vectors([(f"new{len(row)}", vector_of("new"))])     # alone above it
-        assert store.flat_seq() == flat and (store.folder / "vectors.f32").read_bytes() == damaged
+        assert store.flat_seq() == flat and store.flat_path().read_bytes() == damaged
         store.sync_flat()
         assert "vectors.f32: 1 of its rows differed" in capsys.readouterr().err
         assert flat_in_step(store) and CacheScan(store).nearest(qvec, 5) == want
@@ -371,7 +371,7 @@ def test_an_index_started_afresh_has_its_own_flat_file(store, tmp_path):
     assert "flat_seq" not in salvage(tmp_path / "db")[1]
     fresh = open_store_afresh(tmp_path / "db", "an older format")
     assert fresh.flat_seq() == 59 and flat_in_step(fresh)
-    assert (tmp_path / "db" / "vectors.f32").stat().st_size == 60 * 384 * 4
+    assert fresh.flat_path().stat().st_size == 60 * 384 * 4
     scan_agrees(fresh, vector_of("the question"))
 
 
