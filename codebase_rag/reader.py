@@ -99,13 +99,14 @@ class Reader:
         self.exported.preload()
         return self.exported
 
-    def prepare(self):
+    def prepare(self, semantic=True):
         """What every question starts with: the index open, what changed on disk absorbed,
         and the source of nearest windows chosen for this moment. Returns (store, the model
-        or None, {path: stat or None} of the changes not taken in, the source)."""
+        or None, {path: stat or None} of the changes not taken in, the source). semantic
+        False: a question of names (references.py), which needs neither model nor vectors."""
         store = self.open()
         locked = is_locked(store.folder)
-        model = self.embedder(locked)
+        model = self.embedder(locked) if semantic else None
         root = store.root()
         self.tree_gone = not root.is_dir()              # moved or deleted: answer as it was
         if self.tree_gone:
@@ -124,6 +125,8 @@ class Reader:
             self.watcher.settled()    # else the next question sweeps again
         if not (changed or moved or self.tree_gone) and interrupted(store):
             start_writer(store)
+        if not semantic:
+            return store, None, left, None
         if self.in_memory is not None:
             return store, model, left, self.in_memory
         if locked or not os.access(store.folder, os.W_OK):
@@ -171,6 +174,15 @@ class Reader:
         rows = store.chunk_rows([c for c, _ in found])
         hits = [Hit(rows[c], round(d, 4), d <= CONFIDENT) for c, d in found if c in rows][:k]
         return self.answer(store, f"{file}:{line}", hits, left)
+
+    def structure(self, ask):
+        """ask(store) -> a references.RefAnswer, after what changed on disk was taken in
+        (without the model); its notes say what is not."""
+        store, _, left, _ = self.prepare(semantic=False)
+        answer = ask(store)
+        answer.notes[:0] = [n for n in self.answer(store, "", [], left).notes
+                            if not n.startswith("semantic index")]
+        return answer
 
     def answer(self, store, question, hits, left, max_distance=None):
         """The Answer for hits: those of files changed but not taken in marked stale, and the

@@ -12,7 +12,7 @@ are chunks of the class chain E.extension(string), as Roslyn displays them.
 """
 import re
 
-from . import Chunk, ChunkerLimit
+from . import Chunk, ChunkerLimit, Chunks
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
@@ -545,4 +545,11 @@ def rules(table=None):
 def chunk(text, ext=".cs"):
     """Split C# source into chunks: one per member with a body, plus memberless types
     and top-level statements. Pure: text in, chunks out."""
-    return _Chunker(text).parse()
+    chunker = _Chunker(text)
+    result = Chunks(chunker.parse())
+    result.parsed = chunker               # its tokens and brackets, read again by uses/
+    return result
+
+
+# what the uses' extraction (uses/csharp.py) reads of this lexer, by these names
+TOKEN, skip_string, match_brackets, is_name = _TOKEN, _skip_string, _match_brackets, _is_name

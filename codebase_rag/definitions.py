@@ -1,0 +1,195 @@
+"""Definitions: the index as name resolution reads it. A definition is a chunk (a member,
+or a type with no member of its own), or a type declared in a file (decls kind "type",
+uses/__init__.py), whose members are chunks. Each lookup is cached for the life of one
+question (or one MCP call): the database may change between two of those, not within.
+"""
+import posixpath
+import re
+from dataclasses import dataclass
+
+from .languages import language_for
+from .uses.scoping import MODULE_SUFFIXES, scoping
+
+TYPE_KINDS = frozenset(("class", "struct", "interface", "record", "record struct", "enum",
+                        "type", "delegate", "trait", "union", "namespace"))
+
+
+@dataclass(frozen=True)
+class Def:
+    """A definition: a chunk of the index, or a type declared in a file (a class whose
+    members are its chunks; rowid None)."""
+    rowid: object
+    file: str
+    language: str
+    namespace: str
+    cls: str
+    member: str
+    kind: str
+    start_line: int
+    end_line: int
+    signature: str
+
+    @property
+    def name(self):
+        return ".".join(p for p in (self.cls, self.member) if p) or self.file
+
+    @property
+    def is_type(self):
+        return self.rowid is None
+
+
+@dataclass(frozen=True)
+class Type:
+    """A type as resolution knows it: its name, chain (Outer.Inner), namespace (or "") and
+    the files that declare it (a partial class: several)."""
+    name: str
+    chain: str
+    namespace: str
+    files: tuple
+    language: str
+    line: int = 0
+    end_line: int = 0
+
+    def as_def(self):
+        return Def(None, self.files[0], self.language, self.namespace,
+                   self.chain.rpartition(".")[0], self.name, "type", self.line,
+                   self.end_line or self.line, "")
+
+
+DEF_COLUMNS = "rowid, file, language, namespace, class, member, kind, start_line, end_line, " \
+              "signature"
+
+
+@dataclass
+class Ctx:
+    """Where a name is read: its file and language, the namespace and type chain around it."""
+    file: str
+    language: str
+    namespace: str
+    chain: str
+
+
+class Index:
+    """The index as resolution reads it, each lookup cached for the life of one question
+    (or of one MCP call): the database may change between two of those, not within."""
+
+    def __init__(self, db):
+        self.db = db
+        self._named, self._types, self._decls, self._rows = {}, {}, {}, {}
+        self._files = None
+        self._modules = {}
+        self._global_usings = None
+
+    def defs_named(self, name):
+        found = self._named.get(name)
+        if found is None:
+            found = self._named[name] = [Def(*r) for r in self.db.execute(
+                f"SELECT {DEF_COLUMNS} FROM chunks WHERE member=?", (name,))]
+        return found
+
+    def def_of(self, rowid):
+        found = self._rows.get(rowid)
+        if found is None:
+            r = self.db.execute(f"SELECT {DEF_COLUMNS} FROM chunks WHERE rowid=?",
+                                (rowid,)).fetchone()
+            found = self._rows[rowid] = Def(*r) if r else None
+        return found
+
+    def types_named(self, name):
+        """[Type] named name, one per identity (a partial class declared in three files is
+        one Type with three files)."""
+        found = self._types.get(name)
+        if found is None:
+            groups = {}
+            for file, scope, namespace, line, end in self.db.execute(
+                    "SELECT file, scope, target, line, end_line FROM decls WHERE kind='type' "
+                    "AND name=?", (name,)):
+                language = self.language_of(file)
+                chain = ".".join(p for p in (scope, name) if p)
+                key = (namespace, chain) if scoping(language).identity == "namespace" else \
+                    (file, chain)
+                groups.setdefault(key, []).append((file, namespace, language, line, end))
+            found = self._types[name] = [
+                Type(name, key[1], rows[0][1], tuple(sorted({r[0] for r in rows})), rows[0][2],
+                     rows[0][3], rows[0][4]) for key, rows in groups.items()]
+        return found
+
+    def decls(self, file):
+        found = self._decls.get(file)
+        if found is None:
+            found = self._decls[file] = self.db.execute(
+                "SELECT kind, scope, name, target, line, end_line FROM decls WHERE file=?",
+                (file,)).fetchall()
+        return found
+
+    def global_usings(self):
+        if self._global_usings is None:
+            self._global_usings = [t for (t,) in self.db.execute(
+                "SELECT target FROM decls WHERE kind='using' AND scope='global' AND name=''")]
+        return self._global_usings
+
+    def files(self):
+        if self._files is None:
+            self._files = {p for (p,) in self.db.execute("SELECT path FROM files")}
+        return self._files
+
+    def language_of(self, file):
+        lang = language_for(file)
+        return lang.name if lang else ""
+
+    def type_def(self, t):
+        """The Def of type t: its own chunk (a type with no member of its own, a record),
+        else its declaration."""
+        outer = t.chain.rpartition(".")[0]
+        own = [d for d in self.members_of(t, t.name, outer) if d.kind in TYPE_KINDS]
+        return own[0] if own else t.as_def()
+
+    def members_of(self, t, name, chain=None):
+        """The chunks named name declared in type t."""
+        chain = t.chain if chain is None else chain
+        return [d for d in self.defs_named(name) if d.cls == chain and (
+            d.namespace == t.namespace if scoping(t.language).identity == "namespace"
+            else d.file in t.files)]
+
+    def module_file(self, style, dotted, importer):
+        """The file a module name denotes ("pkg.mod", ".mod", "../x" as the language
+        writes it), from the file that imports it; None if the index holds none."""
+        key = (style, dotted, importer)
+        if key in self._modules:
+            return self._modules[key]
+        found = None
+        files = self.files()
+        stems, packages = MODULE_SUFFIXES[style]
+        if style == "dotted":
+            dots = len(dotted) - len(dotted.lstrip("."))
+            rest = dotted[dots:].replace(".", "/")
+            if dots:
+                base = posixpath.dirname(importer)
+                for _ in range(dots - 1):
+                    base = posixpath.dirname(base)
+                paths = [posixpath.join(base, rest) if rest else base]
+            else:
+                paths = [rest]
+            for path in paths:
+                found = next((path + s for s in stems + packages if path + s in files), None)
+                if found is None and not dots:    # a source root below the repository's:
+                    found = self.by_suffix(rest, stems + packages)      # src/pkg/mod.py
+        else:
+            if dotted.startswith("."):
+                path = posixpath.normpath(posixpath.join(posixpath.dirname(importer), dotted))
+                bare = re.sub(r"\.(m|c)?jsx?$", "", path)      # './x.js' names x.ts
+                found = next((p for p in [path] + [bare + s for s in stems + packages]
+                              if p in files), None)
+        self._modules[key] = found
+        return found
+
+    def by_suffix(self, path, suffixes):
+        """The one file whose path ends with /path + a suffix (None if none or several)."""
+        if not hasattr(self, "_suffix_index"):
+            self._suffix_index = {}
+            for f in self.files():
+                parts = f.split("/")
+                for i in range(1, len(parts)):
+                    self._suffix_index.setdefault("/".join(parts[i:]), []).append(f)
+        hits = [f for s in suffixes for f in self._suffix_index.get(path + s, ())]
+        return hits[0] if len(hits) == 1 else None

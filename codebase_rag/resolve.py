@@ -1,0 +1,415 @@
+"""Resolve: what one use denotes, at query time, by its language's scoping
+(uses/scoping.py): the receiver's type, the enclosing classes and their bases, imports and
+re-exports, the same file, namespace or package. Never a silent guess: a use resolves to
+one member (or one overload set of one type), or is ambiguous (several candidates), or
+unresolved: external (a library's name, a type the index does not hold) or unknown (a
+receiver whose type the syntax does not give).
+"""
+import re
+from dataclasses import dataclass, field
+
+from .definitions import TYPE_KINDS, Ctx
+from .uses.scoping import scoping
+
+CALLS = ("call", "new")
+MAX_DEPTH = 8                 # bases, imports followed, qualifier chains
+
+
+@dataclass
+class Resolution:
+    status: str               # resolved, ambiguous, external, unknown
+    targets: list = field(default_factory=list)   # Defs (resolved, ambiguous)
+
+
+EXTERNAL, UNKNOWN = Resolution("external"), Resolution("unknown")
+
+
+EXTERNAL, UNKNOWN = Resolution("external"), Resolution("unknown")
+
+
+class Resolver:
+    def __init__(self, index):
+        self.ix = index
+
+    def context(self, use_chunk, file):
+        """The Ctx of a use: its member's, or for code outside every member (a field's
+        initializer) the innermost type declared around its line."""
+        if use_chunk is not None:
+            d = self.ix.def_of(use_chunk)
+            if d is not None:
+                return Ctx(d.file, d.language, d.namespace, d.cls)
+        return Ctx(file, self.ix.language_of(file), "", "")
+
+    def context_at(self, file, line):
+        """Ctx of code outside every member at file:line, from the types declared there."""
+        best = None
+        for kind, scope, name, target, start, end in self.ix.decls(file):
+            if kind == "type" and start <= line <= (end or start) and (
+                    best is None or start >= best[3]):
+                best = (scope, name, target, start)
+        if best is None:
+            return Ctx(file, self.ix.language_of(file), "", "")
+        return Ctx(file, self.ix.language_of(file), best[2],
+                   ".".join(p for p in (best[0], best[1]) if p))
+
+    def resolve(self, name, kind, qualifier, ctx):
+        """The Resolution of one use."""
+        s = scoping(ctx.language)
+        if kind == "new":
+            types = self.type_named(qualifier.split(".") + [name] if qualifier else [name], ctx)
+            return self.constructed(types)
+        if qualifier == "?":
+            return self.extension(name, ctx, None, UNKNOWN) if kind == "call" and \
+                s.extension_methods else UNKNOWN
+        if qualifier == "":
+            return self.unqualified(name, kind, ctx)
+        receiver = self.receiver(qualifier, ctx)
+        if receiver == "unknown" or receiver == "external":
+            missing = UNKNOWN if receiver == "unknown" else EXTERNAL
+            if kind == "call" and s.extension_methods:
+                return self.extension(name, ctx, None, missing)
+            return missing
+        kind_of, value = receiver
+        if kind_of == "module":
+            return self.as_resolution(self.module_member(value, name), kind)
+        found = self.lookup(value, name)
+        if found:
+            return verdict(found)
+        nested = [t for t in self.nested_types(value, name)]
+        if nested:
+            return self.constructed(nested) if kind == "call" else verdict(
+                [self.ix.type_def(t) for t in nested])
+        if kind == "call" and s.extension_methods:
+            return self.extension(name, ctx, value, EXTERNAL)
+        return EXTERNAL
+
+    def as_resolution(self, found, kind):
+        if found is None:
+            return EXTERNAL
+        what, value = found
+        if what == "defs":
+            return verdict(value)
+        if what == "types":
+            return self.constructed(value) if kind in CALLS else verdict(
+                [self.ix.type_def(t) for t in value])
+        return EXTERNAL               # a module named where a member was expected
+
+    def constructed(self, types):
+        """What constructing one of types calls: its constructors, else the type itself."""
+        if types in ("external", "unknown") or not types:
+            return EXTERNAL if types != "unknown" else UNKNOWN
+        out = []
+        for t in types:
+            s = scoping(t.language)
+            ctor = t.name if s.constructor == "<type>" else s.constructor
+            found = self.lookup([t], ctor) if s.constructor != "<type>" else \
+                self.ix.members_of(t, ctor)
+            out += found or [self.ix.type_def(t)]
+        return verdict(out)
+
+    def unqualified(self, name, kind, ctx):
+        s = scoping(ctx.language)
+        if s.members_in_scope and ctx.chain:
+            parts = ctx.chain.split(".")
+            for n in range(len(parts), 0, -1):          # the innermost type first
+                here = self.type_of_chain(".".join(parts[:n]), ctx)
+                if here:
+                    found = self.lookup(here, name)
+                    if found:
+                        return verdict(found)
+        if s.file_scope or s.modules:
+            found = self.module_member(ctx.file, name)
+            if found is not None:
+                return self.as_resolution(found, kind)
+        if s.extension_methods:       # `using static`
+            for kind_, scope, _, target, _, _ in self.ix.decls(ctx.file):
+                if kind_ == "static":
+                    types = self.type_named(target.split("."), ctx)
+                    if isinstance(types, list):
+                        found = self.lookup(types, name)
+                        if found:
+                            return verdict(found)
+        types = self.type_named([name], ctx)
+        if isinstance(types, list) and types:
+            return self.constructed(types) if kind in CALLS else verdict(
+                [self.ix.type_def(t) for t in types])
+        return EXTERNAL
+
+    def receiver(self, qualifier, ctx):
+        """("types", [Type]) or ("module", file) a qualifier denotes, or "external" or
+        "unknown"."""
+        parts = qualifier.split(".")
+        if len(parts) > MAX_DEPTH:
+            return "unknown"
+        head, rest = parts[0], parts[1:]
+        if head in ("this", "base"):
+            here = self.type_of_chain(ctx.chain, ctx) if ctx.chain else []
+            if not here:
+                return "unknown"
+            current = ("types", here if head == "this" else
+                       [b for t in here for b in self.bases(t)])
+            if head == "base" and not current[1]:
+                return "external"
+        elif head.startswith("="):
+            types = self.type_named(head[1:].split("."), ctx)
+            if not isinstance(types, list):
+                return types
+            current = ("types", types)
+        else:
+            current = self.first_name(head, ctx)
+            if isinstance(current, str) and rest:   # a namespace, then a type: A.B.Type
+                for n in range(len(parts), 1, -1):
+                    types = self.type_named(parts[:n], ctx, quiet=True)
+                    if isinstance(types, list) and types:
+                        current, rest = ("types", types), parts[n:]
+                        break
+            if isinstance(current, str):
+                return current
+        for part in rest:
+            current = self.member_value(current, part, ctx)
+            if isinstance(current, str):
+                return current
+        return current
+
+    def first_name(self, head, ctx):
+        """What the first name of a qualifier denotes: a field of the enclosing types, an
+        import, a type."""
+        s = scoping(ctx.language)
+        if s.members_in_scope and ctx.chain:
+            here = self.type_of_chain(ctx.chain, ctx)
+            if here:
+                typed = self.field_type(here, head)
+                if typed is not None:
+                    return typed
+        if s.modules:
+            found = self.module_member(ctx.file, head)
+            if found is not None:
+                what, value = found
+                if what == "module":
+                    return ("module", value)
+                if what == "types":
+                    return ("types", value)
+                return "unknown"      # a function or a variable of the module
+        types = self.type_named([head], ctx)
+        if isinstance(types, list) and types:
+            return ("types", types)
+        return types if isinstance(types, str) else "external"
+
+    def member_value(self, current, part, ctx):
+        kind, value = current
+        if kind == "module":
+            found = self.module_member(value, part)
+            if found is None:
+                return "external"
+            what, v = found
+            return (what, v) if what in ("module", "types") else "unknown"
+        typed = self.field_type(value, part)
+        if typed is not None:
+            return typed
+        nested = self.nested_types(value, part)
+        return ("types", nested) if nested else "unknown"
+
+    def field_type(self, types, name, depth=0):
+        """("types", [Type]) or "external" for the declared type of field name of one of
+        types (or of their bases); None if none declares it."""
+        for t in types:
+            for file in t.files:
+                for kind, scope, fname, target, line, _ in self.ix.decls(file):
+                    if kind == "field" and scope == t.chain and fname == name and target:
+                        ctx = Ctx(file, t.language, t.namespace, t.chain)
+                        resolved = self.type_named(target.split("."), ctx)
+                        return ("types", resolved) if isinstance(resolved, list) and resolved \
+                            else "external"
+        if depth < MAX_DEPTH:
+            bases = [b for t in types for b in self.bases(t)]
+            if bases:
+                return self.field_type(bases, name, depth + 1)
+        return None
+
+    def lookup(self, types, name, depth=0):
+        """The members named name of types, else of their bases (the nearest that has
+        one), as Defs; [] if none."""
+        found = [d for t in types for d in self.ix.members_of(t, name)]
+        if found or depth >= MAX_DEPTH:
+            return found
+        bases = [b for t in types for b in self.bases(t)]
+        return self.lookup(bases, name, depth + 1) if bases else []
+
+    def bases(self, t):
+        out = []
+        for file in t.files:
+            for kind, scope, name, target, line, _ in self.ix.decls(file):
+                if kind == "base" and scope == t.chain:
+                    ctx = Ctx(file, t.language, t.namespace, t.chain)
+                    found = self.type_named(name.split("."), ctx, outer_only=True)
+                    if isinstance(found, list):
+                        out += [b for b in found if b != t]
+        return out
+
+    def nested_types(self, types, name):
+        return [n for t in types for n in self.ix.types_named(name)
+                if n.chain == f"{t.chain}.{name}" and (n.namespace == t.namespace if
+                scoping(t.language).identity == "namespace" else set(n.files) & set(t.files))]
+
+    def type_of_chain(self, chain, ctx):
+        """The Types of the chain around ctx (its own class, an outer one)."""
+        name = chain.rpartition(".")[2]
+        s = scoping(ctx.language)
+        return [t for t in self.ix.types_named(name) if t.chain == chain and (
+            t.namespace == ctx.namespace if s.identity == "namespace" else ctx.file in t.files)]
+
+    def type_named(self, parts, ctx, quiet=False, outer_only=False):
+        """[Type] a type name (as parts: ["A", "B"] for A.B) denotes from ctx, [] or
+        "external" if none of the index, "ambiguous" never: several are returned."""
+        s = scoping(ctx.language)
+        name = parts[-1]
+        candidates = self.ix.types_named(name)
+        if s.modules:
+            if len(parts) == 1:
+                found = self.module_member(ctx.file, name)
+                if found and found[0] == "types":
+                    return found[1]
+                return [t for t in candidates if ctx.file in t.files and
+                        t.chain.count(".") == 0] or ("external" if not quiet else [])
+            head = self.first_name(parts[0], ctx)
+            for part in parts[1:]:
+                if isinstance(head, str):
+                    return head
+                head = self.member_value(head, part, ctx)
+            return head[1] if not isinstance(head, str) and head[0] == "types" else "external"
+        if not candidates:
+            return "external"
+        if len(parts) > 1:                          # Outer.Inner, or Namespace.Type
+            prefix = ".".join(parts[:-1])
+            nested = [t for t in candidates if t.chain.endswith("." + name) and (
+                t.chain[:-len(name) - 1] == prefix or
+                f"{t.namespace}.{t.chain[:-len(name) - 1]}".endswith("." + prefix))]
+            spaced = [t for t in candidates if t.chain == name and (
+                t.namespace == prefix or t.namespace.endswith("." + prefix) or
+                self.aliased(ctx.file, parts[0], t.namespace, parts[1:-1]))]
+            return nested + spaced or ("external" if not quiet else [])
+        # nested in the chain around ctx, innermost first
+        if ctx.chain and not outer_only:
+            chain = ctx.chain.split(".")
+            for n in range(len(chain), 0, -1):
+                inner = ".".join(chain[:n] + [name])
+                found = [t for t in candidates if t.chain == inner and
+                         t.namespace == ctx.namespace]
+                if found:
+                    return found
+        elif ctx.chain and outer_only and "." in ctx.chain:
+            inner = ctx.chain.rpartition(".")[0] + "." + name
+            found = [t for t in candidates if t.chain == inner and t.namespace == ctx.namespace]
+            if found:
+                return found
+        visible = self.visible_namespaces(ctx)
+        found = [t for t in candidates if t.chain == name and t.namespace in visible]
+        for alias_name, target in self.aliases(ctx.file):
+            if alias_name == name:
+                *ns, last = target.split(".")
+                found += [t for t in self.ix.types_named(last) if t.namespace == ".".join(ns)]
+        if len(found) > 1:        # the nearest namespace hides the farther ones
+            nearest = max(len(t.namespace) for t in found
+                          if ctx.namespace == t.namespace or
+                          ctx.namespace.startswith(t.namespace + "."))  \
+                if any(ctx.namespace == t.namespace or ctx.namespace.startswith(t.namespace + ".")
+                       for t in found) else None
+            if nearest is not None:
+                found = [t for t in found if len(t.namespace) == nearest and (
+                    ctx.namespace == t.namespace or ctx.namespace.startswith(t.namespace + "."))]
+        return found or ("external" if not quiet else [])
+
+    def visible_namespaces(self, ctx):
+        visible = {""}
+        parts = ctx.namespace.split(".") if ctx.namespace else []
+        visible.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
+        for kind, scope, name, target, _, _ in self.ix.decls(ctx.file):
+            if kind == "using" and not name:
+                visible.add(target)
+        visible.update(self.ix.global_usings())
+        return visible
+
+    def aliases(self, file):
+        return [(name, target) for kind, _, name, target, _, _ in self.ix.decls(file)
+                if kind == "using" and name]
+
+    def aliased(self, file, alias, namespace, middle):
+        return any(name == alias and ".".join([target] + list(middle)) == namespace
+                   for name, target in self.aliases(file))
+
+    def extension(self, name, ctx, receiver_types, missing):
+        """C#: `x.M()` as a call of a static `M(this T x)` whose class's namespace is in
+        scope (of the receiver's type where it is known)."""
+        visible = self.visible_namespaces(ctx)
+        found = [d for d in self.ix.defs_named(name)
+                 if "(this " in d.signature and d.namespace in visible | {ctx.namespace}]
+        if receiver_types and receiver_types not in ("external", "unknown"):
+            names = {t.name for t in receiver_types}
+            found = [d for d in found if extended_type(d.signature) in names] or found
+        return verdict(found) if found else missing
+
+    def module_member(self, file, name, depth=0, seen=None):
+        """What name denotes at the top of file: ("defs", [Def]), ("types", [Type]),
+        ("module", file) or None; imports and re-exports followed."""
+        seen = seen or set()
+        if (file, name) in seen or depth > MAX_DEPTH:
+            return None
+        seen.add((file, name))
+        defs = [d for d in self.ix.defs_named(name) if d.file == file and not d.cls
+                and d.kind not in TYPE_KINDS]
+        types = [t for t in self.ix.types_named(name) if file in t.files and "." not in t.chain]
+        if types:
+            return ("types", types)
+        if defs:
+            return ("defs", defs)
+        language = self.ix.language_of(file)
+        style = scoping(language).modules
+        if not style:
+            return None
+        stars = []
+        for kind, _, local, target, _, _ in self.ix.decls(file):
+            if kind != "import":
+                continue
+            if local == "*":
+                stars.append(target)
+                continue
+            if local != name:
+                continue
+            module, _, member = target.partition(":")
+            where = self.ix.module_file(style, module, file)
+            if where is None:
+                return ("external", None)
+            if not member:
+                return ("module", where)
+            found = self.module_member(where, member, depth + 1, seen)
+            if found is None and style == "dotted":
+                sub = self.ix.module_file(style, f"{module}.{member}" if not module.endswith(
+                    ".") else module + member, file)
+                if sub:
+                    return ("module", sub)
+            return found or ("external", None)
+        for target in stars:
+            where = self.ix.module_file(style, target, file)
+            if where:
+                found = self.module_member(where, name, depth + 1, seen)
+                if found and found[0] != "external":
+                    return found
+        return None
+
+
+def extended_type(signature):
+    """The type a C# extension method extends: `Clamp(this int value, ...)` -> int."""
+    m = re.search(r"\(this\s+(?:ref\s+|in\s+)?([\w.]+)", signature)
+    return m.group(1).rpartition(".")[2] if m else ""
+
+
+def verdict(found):
+    """A Resolution from the Defs a use may denote: one, or overloads of one type, is
+    resolved; more is ambiguous."""
+    found = list(dict.fromkeys(found))
+    if not found:
+        return EXTERNAL
+    owners = {(d.file if d.is_type else d.namespace, d.cls, d.member) for d in found}
+    if len(owners) == 1:
+        return Resolution("resolved", found)
+    return Resolution("ambiguous", found)

@@ -1,0 +1,89 @@
+"""Uses: what each member of a file names (calls, constructions, type and member
+references), and what the file imports and declares, read at index time from the parse its
+chunker already made (Chunks.parsed). Pure: text and chunks in, rows out. Nothing here
+resolves a name: references.py does that at query time, against the index as it is then,
+so no stored row ever points at a definition that moved.
+
+A Use is one name at one place: the member it is in (an index into the file's chunks, None
+for code no chunk holds, a field's initializer), its line, the name, its kind and its
+qualifier, the receiver's simple form as the syntax gives it:
+    ""          no receiver: `Foo()`
+    "this"      the member's own object: this, self, cls (SELF_WORDS of the language)
+    "base"      its base: base, super
+    "=T"        a value whose type the member declares: `Foo x = ...; x.M()`, `x: Foo`,
+                `var x = new Foo()` give "=Foo"
+    "a.b"       names as written, resolved at query time: a field, a type, a module alias
+    "?"         anything else (a call's result, an index, a local of unknown type)
+A decl is (kind, scope, name, target, line, end_line), what resolution reads besides the
+chunks:
+    "type"      a type declared here: scope its outer chain, name its name, target its
+                namespace or package, from line to end_line
+    "import"    name: the local name it binds, target: what it names, in the language's
+                notation (uses/LANG.py or references.py says which)
+    "using"     C#: target a namespace (name "" ) or `using name = target;`; scope "global"
+                for a global using
+    "static"    C#'s `using static target;`
+    "base"      scope: a class chain, name: one of its base types as written
+    "field"     scope: a class chain, name: a field or property, target: its type as written
+
+A language is an extractor in EXTRACTORS: C# reads its own lexer's tokens
+(uses/csharp.py); the tree-sitter languages are a query file each
+(uses/queries/LANG.scm) read by one driver (uses/syntax.py). See docs/references.md.
+"""
+import importlib
+from typing import NamedTuple
+
+KINDS = ("call", "new", "type", "ref")
+
+USES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS uses(chunk INTEGER, file TEXT, line INTEGER, name TEXT,
+    kind TEXT, qualifier TEXT);
+CREATE INDEX IF NOT EXISTS uses_name ON uses(name);
+CREATE INDEX IF NOT EXISTS uses_chunk ON uses(chunk);
+CREATE INDEX IF NOT EXISTS uses_file ON uses(file);
+CREATE TABLE IF NOT EXISTS decls(file TEXT, kind TEXT, scope TEXT, name TEXT, target TEXT,
+    line INTEGER, end_line INTEGER);
+CREATE INDEX IF NOT EXISTS decls_file ON decls(file);
+CREATE INDEX IF NOT EXISTS decls_name ON decls(name);
+CREATE INDEX IF NOT EXISTS chunks_member ON chunks(member);
+"""
+
+
+class Use(NamedTuple):
+    chunk: object       # index of the member in the file's chunks; None: outside every chunk
+    line: int
+    name: str
+    kind: str           # one of KINDS
+    qualifier: str      # see the module doc
+
+
+# language -> the module of this package whose extract(text, chunks, language) reads it
+EXTRACTORS = {"csharp": "csharp", "python": "syntax", "typescript": "syntax",
+              "javascript": "syntax"}
+
+
+def extract(text, chunks, language):
+    """(uses, decls) of one file, read from its chunks' parse; ([], []) for a language with
+    no extractor yet, or when the chunker kept no parse."""
+    module = EXTRACTORS.get(language)
+    if module is None or getattr(chunks, "parsed", None) is None:
+        return [], []
+    return importlib.import_module(f"{__package__}.{module}").extract(text, chunks, language)
+
+
+def owners(chunks, n_lines):
+    """[chunk index or None] by line (1-based): the innermost chunk that spans each line.
+    One sweep down the lines with a stack of the chunks open there: linear in lines and
+    chunks, nested or not."""
+    of_line = [None] * (n_lines + 2)
+    order = sorted(range(len(chunks)), key=lambda i: (chunks[i].start_line, -chunks[i].end_line))
+    stack, at = [], 0
+    for line in range(1, n_lines + 1):
+        while at < len(order) and chunks[order[at]].start_line <= line:
+            stack.append(order[at])
+            at += 1
+        while stack and chunks[stack[-1]].end_line < line:
+            stack.pop()
+        # a chunk below the top that ended already is popped once it surfaces
+        of_line[line] = stack[-1] if stack else None
+    return of_line

@@ -1,0 +1,455 @@
+"""C#'s uses, read from the chunker's own tokens (chunkers/csharp.py): one pass over them,
+linear, no parse tree. What a token sequence means here:
+
+    Name (   Name<...> (      a call (unless a type stands before it: a declaration)
+    new A.Name (  new Name {  a construction; `new Name[` a type use
+    a.b.Name (                a call whose qualifier is the chain before it
+    .Name                     a member reference, when no call follows
+    Type name = / ; / , / ) / in    a local or parameter of that type, for the qualifiers
+    var name = new Type(      a local of that type
+    Name (capitalised, not a local, not after a dot)    a reference (a type, a property)
+
+Interpolated strings are one token to the chunker; their holes are read as code here.
+Declarations come from a second, shallow walk (the chunker's own helpers): usings, each
+type's bases, each field's and property's type.
+"""
+import re
+
+from ..chunkers import csharp as lexer
+from . import Use, owners
+
+BUILTIN_TYPES = frozenset("""bool byte char decimal double float int long object sbyte short
+string uint ulong ushort void dynamic nint nuint""".split())
+# words that stand before an expression: `await Foo()` calls Foo, it declares nothing
+EXPRESSION_WORDS = frozenset("""await yield return throw in is as case when else new var
+nameof typeof sizeof default checked unchecked and or not with select where from let on
+equals by into orderby group join""".split())
+NOT_CALLED = frozenset(("nameof", "typeof", "sizeof", "default", "checked", "unchecked",
+                        "stackalloc", "when", "var"))
+TYPE_KEYWORDS = frozenset(("class", "struct", "interface", "record", "enum"))
+MAX_CHAIN = 8                 # a qualifier longer than this is "?"
+MAX_HOLE_DEPTH = 3            # interpolated strings inside holes inside holes: read so deep
+_STARTS_UPPER = re.compile(r"@?[A-Z]")
+
+
+def is_name(token):
+    return lexer.is_name(token) and token not in BUILTIN_TYPES
+
+
+def expand_holes(T, L, depth=0):
+    """(tokens, lines) with each interpolated string replaced by the tokens of its holes."""
+    if not any(t[:1] == "$" or t[:2] == "@$" for t in T):
+        return T, L
+    out_t, out_l = [], []
+    for t, line in zip(T, L):
+        if t[:1] != "$" and t[:2] != "@$" or depth >= MAX_HOLE_DEPTH:
+            out_t.append(t)
+            out_l.append(line)
+            continue
+        for start, end in holes(t):
+            ht, hl, _, _, _ = lexer.tokenize(t[start:end])
+            first = line + t.count("\n", 0, start)
+            ht, hl = expand_holes(ht, [first + x - 1 for x in hl], depth + 1)
+            out_t += ["("] + ht + [")"]          # a hole is an expression of its own
+            out_l += [first] + hl + [first]
+    return out_t, out_l
+
+
+def holes(s):
+    """[(start, end)] of the interpolation holes of the string token s (`$"a {x} b"`,
+    `$@"..."`, `$$\"\"\"...{{x}}...\"\"\"`): linear, each hole's own strings skipped whole."""
+    dollars = len(s) - len(s.lstrip("$@")) - s[:len(s) - len(s.lstrip("$@"))].count("@")
+    quote = s.find('"')
+    raw = s.startswith('"""', quote)
+    need = max(dollars, 1) if raw else 1        # braces that open a hole
+    verbatim = "@" in s[:quote]
+    i, n, found = quote + (3 if raw else 1), len(s), []
+    while i < n:
+        c = s[i]
+        if c == "\\" and not verbatim and not raw:
+            i += 2
+            continue
+        if c != "{":
+            i += 1
+            continue
+        run = i
+        while run < n and s[run] == "{":
+            run += 1
+        if not raw and run - i >= 2:            # {{ is a brace in the text
+            i += 2
+            continue
+        if raw and run - i < need:
+            i = run
+            continue
+        start = i + (need if raw else 1)
+        end = hole_end(s, start)
+        found.append((start, end))
+        i = end + 1
+    return found
+
+
+def hole_end(s, i):
+    """Where the hole that starts at i ends: its `}`, or the `:` or `,` of a format or an
+    alignment, at bracket depth 0."""
+    depth, n = 0, len(s)
+    while i < n:
+        m = lexer.TOKEN.match(s, i)
+        if m.lastgroup == "special":
+            i = lexer.skip_string(s, i)
+            continue
+        tok = m.group()
+        if tok in ("(", "[", "{"):
+            depth += 1
+        elif tok in (")", "]"):
+            depth -= 1
+        elif tok == "}":
+            if depth == 0:
+                return m.start()
+            depth -= 1
+        elif tok in (":", ",") and depth == 0:
+            return m.start()
+        i = m.end()
+    return n
+
+
+def extract(text, chunks, language=None):
+    chunker = chunks.parsed
+    decls, header_lines = declarations(chunker)
+    T, L = expand_holes(chunker.T, chunker.L)
+    match = lexer.match_brackets(T)
+    owner = owners(chunks, max(L[-1] if L else 1, text.count("\n") + 1))
+    return _Uses(T, L, match, owner, chunks, header_lines).run(), decls
+
+
+class _Uses:
+    def __init__(self, T, L, match, owner, chunks=(), header_lines=()):
+        self.T, self.L, self.match, self.owner, self.chunks = T, L, match, owner, chunks
+        self.header_lines = header_lines  # lines of usings and namespace names: no uses
+        self.n = len(T)
+        self.uses = []
+        self.locals = {}          # chunk -> {name: type or None}
+
+    def run(self):
+        T, n = self.T, self.n
+        i = 0
+        while i < n:
+            t = T[i]
+            if t == "new" and i + 1 < n and is_name(T[i + 1]):
+                i = self.construction(i)
+                continue
+            if not is_name(t) or t in NOT_CALLED or self.L[i] in self.header_lines or \
+                    i and T[i - 1] in TYPE_KEYWORDS:
+                i += 1
+                continue
+            chunk = self.owner[self.L[i]]
+            scope = self.locals.setdefault(chunk, {})
+            prev = T[i - 1] if i else ""
+            after = self.after_generic(i)
+            nxt = T[after] if after < n else ""
+            dotted = prev in (".", "::")
+            if chunk is not None and self.L[i] == self.chunks[chunk].sig_line and \
+                    t.lstrip("@") == self.chunks[chunk].member.rpartition(".")[2]:
+                pass                                         # the member's own name
+            elif self.declares(i, prev, nxt, scope):
+                pass
+            elif nxt == "(":
+                if self.is_declaration(i):
+                    scope[t] = None       # a local function: its calls are its member's own
+                elif prev == "[":
+                    self.add(chunk, i, t, "type", "")      # an attribute
+                elif not (not dotted and t in scope):
+                    self.add(chunk, i, t, "call", self.qualifier(i, scope))
+            elif nxt in ("{", "=>") and not dotted and self.type_before(i) is not None:
+                pass                                         # a property's declaration
+            elif nxt == "." and not dotted:
+                if t not in scope and _STARTS_UPPER.match(t):
+                    self.add(chunk, i, t, "ref", "")       # a type's static, a property
+            elif dotted:
+                self.add(chunk, i, t, "ref", self.qualifier(i, scope))
+            elif t not in scope and _STARTS_UPPER.match(t):
+                self.add(chunk, i, t, "type" if after > i + 1 or is_name(nxt) else "ref", "")
+            i += 1
+        return self.uses
+
+    def construction(self, i):
+        """`new A.B<T>(`, `new B {`, `new B[`: one use of B (its qualifier A); returns the
+        index after the type's name."""
+        T, n = self.T, self.n
+        j = i + 1
+        while j + 2 < n and T[j + 1] == "." and is_name(T[j + 2]):
+            j += 2
+        after = self.after_generic(j)
+        nxt = T[after] if after < n else ""
+        chunk = self.owner[self.L[j]]
+        qualifier = "".join(t.lstrip("@") for t in T[i + 1:j - 1])
+        self.add(chunk, j, T[j], "new" if nxt in ("(", "{") else "type", qualifier)
+        return j + 1
+
+    def add(self, chunk, i, name, kind, qualifier):
+        self.uses.append(Use(chunk, self.L[i], name.lstrip("@"), kind, qualifier))
+
+    def after_generic(self, i):
+        """The index after Name<...> at i (type arguments only: names, dots, commas, ?, [],
+        nested <>), or i + 1."""
+        T, n, j = self.T, self.n, i + 1
+        if j >= n or T[j] != "<":
+            return j
+        depth, k = 0, j
+        while k < n and k - j < 64:
+            t = T[k]
+            if t == "<":
+                depth += 1
+            elif t == ">":
+                depth -= 1
+                if depth == 0:
+                    return k + 1
+            elif t == ">>":
+                depth -= 2
+                if depth <= 0:
+                    return k + 1
+            elif not (is_name(t) or t in BUILTIN_TYPES or t in (".", ",", "?", "[", "]", "::")):
+                return j
+            k += 1
+        return j
+
+    def type_before(self, i):
+        """The type written right before token i (`Foo x`, `List<Foo> x`, `Foo[] x`,
+        `Foo? x`, `A.B x`): its last name (generic arguments dropped; "[]" for an array,
+        the keyword for a built-in type), or None when no type stands there."""
+        T, j = self.T, i - 1
+        if j < 0:
+            return None
+        array = False
+        while j >= 1 and (T[j] == "?" or T[j] == "]" and T[j - 1] == "["):
+            if T[j] == "]":
+                array = True
+                j -= 2
+            else:
+                j -= 1
+        if j < 0:
+            return None
+        t = T[j]
+        if t == ">":
+            depth, k = 0, j
+            while k >= 0 and j - k < 64:
+                depth += (T[k] == ">") - (T[k] == "<")
+                if depth == 0:
+                    break
+                if not (is_name(T[k]) or T[k] in BUILTIN_TYPES or T[k] in "<>.,?[]"):
+                    return None
+                k -= 1
+            if depth or k < 1 or not is_name(T[k - 1]):
+                return None
+            name = T[k - 1]
+        elif t in BUILTIN_TYPES:
+            name = t
+        elif is_name(t) and t not in EXPRESSION_WORDS and t not in lexer.MODIFIERS:
+            name = t
+        else:
+            return None
+        return "[]" if array else name.lstrip("@")
+
+    def declares(self, i, prev, nxt, scope):
+        """Whether T[i] is a local or parameter being declared; records its type."""
+        if nxt not in ("=", ";", ",", ")", "in", ":") or prev in (".", "::"):
+            return False
+        if prev == "var":
+            scope[self.T[i]] = self.constructed_type(i + 2) if nxt == "=" else None
+            return True
+        declared = self.type_before(i)
+        if declared is None or prev == "?" and nxt == ":":
+            return False              # `a ? b : c` declares nothing
+        scope[self.T[i]] = declared
+        return True
+
+    def constructed_type(self, j):
+        """The type of `new T(...)` at j (`var x = new T(`), or None."""
+        T = self.T
+        if j < self.n and T[j] == "new" and j + 1 < self.n and is_name(T[j + 1]):
+            k = j + 1
+            while k + 2 < self.n and T[k + 1] == "." and is_name(T[k + 2]):
+                k += 2
+            return T[k].lstrip("@")
+        return None
+
+    def constructed(self, i):
+        """Whether T[i] is the last name of the type after a `new`: `new A.B.C(`."""
+        T, j = self.T, i - 1
+        while j >= 1 and T[j] == "." and is_name(T[j - 1]):
+            j -= 2
+        return j >= 0 and T[j] == "new"
+
+    def is_declaration(self, i):
+        """Whether `Name(` at i declares a method or local function (a type or a modifier
+        stands before it) rather than calling one."""
+        T = self.T
+        j = i - 1
+        if j >= 0 and T[j] in (".", "::"):
+            return False
+        if j >= 0 and (T[j] in lexer.MODIFIERS or T[j] == "void"):
+            return True
+        return self.type_before(i) is not None and T[j] not in ("?",)
+
+    def qualifier(self, i, scope):
+        """The qualifier of the name at i (see uses/__init__.py)."""
+        T, parts, j = self.T, [], i - 1
+        while j >= 1 and T[j] == ".":
+            k = j - 1
+            if T[k] in ("?", "!"):                  # a?.b, a!.b
+                k -= 1
+            if k < 0:
+                return "?"
+            t = T[k]
+            if t in ("this", "base"):
+                parts.append(t)
+                j = k - 1
+                break
+            if not is_name(t) and t not in BUILTIN_TYPES:
+                return "?"
+            parts.append(t.lstrip("@"))
+            if len(parts) > MAX_CHAIN:
+                return "?"
+            j = k - 1
+        if j >= 1 and T[j] == "::":
+            j -= 2                                   # global::A.B
+        if not parts:
+            return ""
+        parts.reverse()
+        head = parts[0]
+        if head in ("this", "base"):
+            return ".".join(parts)
+        if head in scope:
+            declared = scope[head]
+            if declared is None or declared == "[]":
+                return "?"
+            return ".".join(["=" + declared] + parts[1:])
+        return ".".join(parts)
+
+
+def declarations(chunker):
+    """[(kind, scope, name, target, line)]: the usings, each type's bases and each field's
+    and property's type (see uses/__init__.py), by a walk over declarations like the
+    chunker's own, that never enters a member's body."""
+    T, L, match, n = chunker.T, chunker.L, chunker.match, chunker.n
+    out, header_lines = [], set()
+    frames = [("top", [], n, "")]         # (context, type chain, index of its '}', namespace)
+    file_namespace = ""
+    i = 0
+    while i < n:
+        while len(frames) > 1 and i >= frames[-1][2]:
+            frames.pop()
+        context, chain, _, namespace = frames[-1]
+        t = T[i]
+        if t in ("}", ";"):
+            i += 1
+            continue
+        j = chunker.header_end(i)
+        k, _ = chunker.skip_attributes(i, j)
+        while k < j and T[k] in lexer.MODIFIERS:
+            k += 1
+        stop = T[j] if j < n else ""
+        if k >= j:
+            i = j + 1 if stop != "{" else max(match[j], j) + 1
+            continue
+        head = T[k]
+        if head == "namespace":
+            name = "".join(T[k + 1:j])
+            header_lines.update(L[k:j + 1])
+            if stop == "{":
+                frames.append(("namespace", chain, match[j], ".".join(
+                    p for p in (namespace or file_namespace, name) if p)))
+            elif not file_namespace:
+                file_namespace = name
+            i = j + 1
+            continue
+        u = k + (head == "global")
+        if context != "type" and u < j and T[u] == "using" and stop in (";", "="):
+            end = chunker.statement_end(j)
+            words = T[u + 1:end]
+            scope = "global" if head == "global" else ""
+            header_lines.update(L[u:end + 1])
+            if words[:1] == ["static"]:
+                out.append(("static", scope, "", "".join(words[1:]), L[u], None))
+            elif "=" in words:
+                at = words.index("=")
+                out.append(("using", scope, "".join(words[:at]), "".join(words[at + 1:]),
+                            L[u], None))
+            else:
+                out.append(("using", scope, "", "".join(words), L[u], None))
+            i = end + 1
+            continue
+        if head in TYPE_KEYWORDS and k + 1 < j:
+            q = k + 2 if head == "record" and T[k + 1] in ("struct", "class") else k + 1
+            if q < j and is_name(T[q]):
+                inner = chain + [T[q].lstrip("@")]
+                scope = ".".join(inner)
+                end = match[j] if stop == "{" else chunker.statement_end(j)
+                out.append(("type", ".".join(chain), inner[-1], namespace or file_namespace,
+                            L[q], L[min(end, n - 1)]))
+                for base in bases(T, q + 1, j, match):
+                    out.append(("base", scope, base, "", L[q], None))
+                if stop == "{" and head != "enum":
+                    frames.append(("type", inner, match[j], namespace))
+                    i = j + 1
+                else:
+                    i = end + 1
+                continue
+        if context != "type":                    # top-level statements, delegates...
+            i = (match[j] if stop == "{" else chunker.statement_end(j)) + 1
+            continue
+        name, kind, q = chunker.member_name(k, j)
+        if kind in ("property", "event") and name and q > k and "." not in name:
+            declared = _Uses(T, L, match, None).type_before(q)
+            if declared and declared != "[]":
+                out.append(("field", ".".join(chain), name.lstrip("@"), declared, L[q], None))
+        if stop == "{":
+            end = match[j]
+            if end + 1 < n and T[end + 1] == "=":
+                end = chunker.statement_end(end + 1)
+        elif stop == "}":
+            i = j
+            continue
+        else:
+            end = chunker.statement_end(j)
+        i = max(end, i) + 1
+    return out, header_lines
+
+
+def bases(T, i, j, match):
+    """The base types in a declaration's header T[i:j] (after its name): the names after
+    ':' up to `where`, generic arguments and a primary constructor's parameters left out."""
+    while i < j and T[i] in ("<", "("):
+        close = i
+        if T[i] == "(":
+            close = max(match[i], i)
+        else:
+            depth = 0
+            while close < j:
+                depth += (T[close] == "<") - (T[close] == ">")
+                if depth <= 0:
+                    break
+                close += 1
+        i = close + 1
+    if i >= j or T[i] != ":":
+        return []
+    found, depth, last = [], 0, None
+    for t in T[i + 1:j]:
+        if t == "where" and depth == 0:
+            break
+        if t == "<":
+            depth += 1
+        elif t == ">":
+            depth -= 1
+        elif t == "(":
+            depth += 1
+        elif t == ")":
+            depth -= 1
+        elif t == "," and depth == 0:
+            if last:
+                found.append(last)
+            last = None
+        elif depth == 0 and is_name(t):
+            last = t.lstrip("@")
+    if last:
+        found.append(last)
+    return found
