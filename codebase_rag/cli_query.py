@@ -69,8 +69,9 @@ def parse_args(argv, prog="query.py"):
                            help=f"levels of callers --impact follows (1-{MAX_DEPTH}; default 2)")
     p.add_argument("--mcp", action="store_true",
                    help="serve the index to an agent over MCP (stdio): tools search_code, "
-                        "find_related, index_status, reindex (codebase-rag setup registers "
-                        "it for Claude Code in a project)")
+                        "find_related, definition, callers, callees, references, impact, "
+                        "outline, index_status, reindex (codebase-rag setup registers it for "
+                        "Claude Code in a project)")
     p.set_defaults(prog=prog)
     return p.parse_args(argv)
 

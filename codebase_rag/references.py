@@ -16,6 +16,7 @@ from .uses.scoping import scoping
 
 MAX_IMPACT = 200              # members an impact answer lists at most
 MAX_LISTED = 20               # unknown-receiver uses named one by one
+MAX_NAME = 1000               # a NAME or FILE asked about, in characters
 
 
 # ----------------------------------------------------------------------------- questions
@@ -239,6 +240,8 @@ def ask(store, mode, name, depth=2):
     impact, outline)."""
     if not name or not name.strip():
         raise UsageError(f"--{mode} needs a {'file' if mode == 'outline' else 'name'}")
+    if len(name) > MAX_NAME:
+        raise UsageError(f"the name is {len(name):,} characters long; the limit is {MAX_NAME}")
     q = Questions(store)
     if mode == "impact":
         return q.impact(name, depth)

@@ -151,7 +151,7 @@ class Resolver:
             if head == "base" and not current[1]:
                 return "external"
         elif head.startswith("="):
-            types = self.type_named(head[1:].split("."), ctx)
+            types = self.type_named(head[1:].split(":"), ctx)
             if not isinstance(types, list):
                 return types
             current = ("types", types)

@@ -11,7 +11,8 @@ qualifier, the receiver's simple form as the syntax gives it:
     "this"      the member's own object: this, self, cls (SELF_WORDS of the language)
     "base"      its base: base, super
     "=T"        a value whose type the member declares: `Foo x = ...; x.M()`, `x: Foo`,
-                `var x = new Foo()` give "=Foo"
+                `var x = new Foo()`, `new Foo().M()` give "=Foo" (`A.Foo`: "=A:Foo"; a
+                name after it is a member of that value: "=Foo.bar")
     "a.b"       names as written, resolved at query time: a field, a type, a module alias
     "?"         anything else (a call's result, an index, a local of unknown type)
 A decl is (kind, scope, name, target, line, end_line), what resolution reads besides the

@@ -27,6 +27,7 @@ equals by into orderby group join""".split())
 NOT_CALLED = frozenset(("nameof", "typeof", "sizeof", "default", "checked", "unchecked",
                         "stackalloc", "when", "var"))
 TYPE_KEYWORDS = frozenset(("class", "struct", "interface", "record", "enum"))
+TYPE_ARGUMENT_PUNCTUATION = frozenset((".", ",", "?", "[", "]", "::"))
 MAX_CHAIN = 8                 # a qualifier longer than this is "?"
 MAX_HOLE_DEPTH = 3            # interpolated strings inside holes inside holes: read so deep
 _STARTS_UPPER = re.compile(r"@?[A-Z]")
@@ -125,12 +126,29 @@ class _Uses:
     def __init__(self, T, L, match, owner, chunks=(), header_lines=()):
         self.T, self.L, self.match, self.owner, self.chunks = T, L, match, owner, chunks
         self.header_lines = header_lines  # lines of usings and namespace names: no uses
+        self.angles = angle_brackets(T)
+        self.opener = {close: open_ for open_, close in enumerate(match) if close > open_}
         self.n = len(T)
         self.uses = []
         self.locals = {}          # chunk -> {name: type or None}
 
+    def local_functions(self):
+        """{(chunk, name)} of the local functions declared in each member: called before
+        or after their declaration, they are their member's own."""
+        T, found = self.T, set()
+        for i in range(1, self.n - 1):
+            if T[i + 1] in ("(", "<") and is_name(T[i]) and T[i - 1] not in (".", "new") and \
+                    self.after_generic(i) < self.n and T[self.after_generic(i)] == "(" and \
+                    self.is_declaration(i):
+                chunk = self.owner[self.L[i]]
+                if chunk is None or self.L[i] != self.chunks[chunk].sig_line:
+                    found.add((chunk, T[i]))        # not the member's own declaration
+        return found
+
     def run(self):
         T, n = self.T, self.n
+        local = self.local_functions()
+        named = set()             # members whose own name (their first on their line) is read
         i = 0
         while i < n:
             t = T[i]
@@ -147,17 +165,18 @@ class _Uses:
             after = self.after_generic(i)
             nxt = T[after] if after < n else ""
             dotted = prev in (".", "::")
-            if chunk is not None and self.L[i] == self.chunks[chunk].sig_line and \
+            if chunk is not None and chunk not in named and \
+                    self.L[i] == self.chunks[chunk].sig_line and \
                     t.lstrip("@") == self.chunks[chunk].member.rpartition(".")[2]:
-                pass                                         # the member's own name
+                named.add(chunk)                             # the member's own name
             elif self.declares(i, prev, nxt, scope):
                 pass
             elif nxt == "(":
-                if self.is_declaration(i):
-                    scope[t] = None       # a local function: its calls are its member's own
+                if self.is_declaration(i) or not dotted and (chunk, t) in local:
+                    pass                  # a local function: its calls are its member's own
                 elif prev == "[":
                     self.add(chunk, i, t, "type", "")      # an attribute
-                elif not (not dotted and t in scope):
+                elif dotted or t not in scope:       # not a delegate held by a local
                     self.add(chunk, i, t, "call", self.qualifier(i, scope))
             elif nxt in ("{", "=>") and not dotted and self.type_before(i) is not None:
                 pass                                         # a property's declaration
@@ -189,28 +208,9 @@ class _Uses:
         self.uses.append(Use(chunk, self.L[i], name.lstrip("@"), kind, qualifier))
 
     def after_generic(self, i):
-        """The index after Name<...> at i (type arguments only: names, dots, commas, ?, [],
-        nested <>), or i + 1."""
-        T, n, j = self.T, self.n, i + 1
-        if j >= n or T[j] != "<":
-            return j
-        depth, k = 0, j
-        while k < n and k - j < 64:
-            t = T[k]
-            if t == "<":
-                depth += 1
-            elif t == ">":
-                depth -= 1
-                if depth == 0:
-                    return k + 1
-            elif t == ">>":
-                depth -= 2
-                if depth <= 0:
-                    return k + 1
-            elif not (is_name(t) or t in BUILTIN_TYPES or t in (".", ",", "?", "[", "]", "::")):
-                return j
-            k += 1
-        return j
+        """The index after Name<...> at i (type arguments only), or i + 1."""
+        close = self.angles.get(i + 1)
+        return close + 1 if close is not None else i + 1
 
     def type_before(self, i):
         """The type written right before token i (`Foo x`, `List<Foo> x`, `Foo[] x`,
@@ -230,24 +230,24 @@ class _Uses:
             return None
         t = T[j]
         if t == ">":
-            depth, k = 0, j
-            while k >= 0 and j - k < 64:
-                depth += (T[k] == ">") - (T[k] == "<")
-                if depth == 0:
-                    break
-                if not (is_name(T[k]) or T[k] in BUILTIN_TYPES or T[k] in "<>.,?[]"):
-                    return None
-                k -= 1
-            if depth or k < 1 or not is_name(T[k - 1]):
+            k = self.angles.get(j)
+            if k is None or k < 1 or not is_name(T[k - 1]):
                 return None
-            name = T[k - 1]
+            j = k - 1
         elif t in BUILTIN_TYPES:
-            name = t
-        elif is_name(t) and t not in EXPRESSION_WORDS and t not in lexer.MODIFIERS:
-            name = t
-        else:
+            return "[]" if array else t
+        elif not (is_name(t) and t not in EXPRESSION_WORDS and t not in lexer.MODIFIERS):
             return None
-        return "[]" if array else name.lstrip("@")
+        return "[]" if array else self.dotted_before(j)
+
+    def dotted_before(self, j):
+        """The name at j with the names dotted before it: `A.B.C` (at most MAX_CHAIN)."""
+        T = self.T
+        parts = [T[j].lstrip("@")]
+        while j >= 2 and T[j - 1] == "." and is_name(T[j - 2]) and len(parts) < MAX_CHAIN:
+            j -= 2
+            parts.append(T[j].lstrip("@"))
+        return ".".join(reversed(parts))
 
     def declares(self, i, prev, nxt, scope):
         """Whether T[i] is a local or parameter being declared; records its type."""
@@ -263,13 +263,13 @@ class _Uses:
         return True
 
     def constructed_type(self, j):
-        """The type of `new T(...)` at j (`var x = new T(`), or None."""
+        """The type of `new T(...)` at j (`var x = new A.T(`: A.T), or None."""
         T = self.T
         if j < self.n and T[j] == "new" and j + 1 < self.n and is_name(T[j + 1]):
             k = j + 1
-            while k + 2 < self.n and T[k + 1] == "." and is_name(T[k + 2]):
+            while k + 2 < self.n and T[k + 1] == "." and is_name(T[k + 2]) and k - j < 16:
                 k += 2
-            return T[k].lstrip("@")
+            return ".".join(t.lstrip("@") for t in T[j + 1:k + 1:2])
         return None
 
     def constructed(self, i):
@@ -304,6 +304,15 @@ class _Uses:
                 parts.append(t)
                 j = k - 1
                 break
+            if t == ")" and not parts and self.opener.get(k) is not None:
+                made = self.opener[k] - 1           # new T(...).M(): a T
+                while made >= 1 and (is_name(T[made]) or T[made] == ".") and \
+                        self.opener[k] - made < 2 * MAX_CHAIN:
+                    made -= 1
+                if made >= 0 and T[made] == "new" and made + 1 < k:
+                    declared = self.constructed_type(made)
+                    return "=" + declared.replace(".", ":") if declared else "?"
+                return "?"
             if not is_name(t) and t not in BUILTIN_TYPES:
                 return "?"
             parts.append(t.lstrip("@"))
@@ -322,8 +331,25 @@ class _Uses:
             declared = scope[head]
             if declared is None or declared == "[]":
                 return "?"
-            return ".".join(["=" + declared] + parts[1:])
+            return ".".join(["=" + declared.replace(".", ":")] + parts[1:])
         return ".".join(parts)
+
+
+def angle_brackets(T):
+    """{index of '<': index of its '>', and the other way round} for the brackets of type
+    arguments: only names, dots, commas, ?, [] and brackets of their own between them. One
+    pass with a stack that any other token empties: linear."""
+    pairs, stack = {}, []
+    for k, t in enumerate(T):
+        if t == "<":
+            stack.append(k)
+        elif t == ">":
+            if stack:
+                o = stack.pop()
+                pairs[o], pairs[k] = k, o
+        elif not (t in TYPE_ARGUMENT_PUNCTUATION or t in BUILTIN_TYPES or is_name(t)):
+            stack.clear()
+    return pairs
 
 
 def declarations(chunker):
@@ -332,6 +358,7 @@ def declarations(chunker):
     chunker's own, that never enters a member's body."""
     T, L, match, n = chunker.T, chunker.L, chunker.match, chunker.n
     out, header_lines = [], set()
+    types = _Uses(T, L, match, None)      # its type_before(), over the chunker's tokens
     frames = [("top", [], n, "")]         # (context, type chain, index of its '}', namespace)
     file_namespace = ""
     i = 0
@@ -399,7 +426,7 @@ def declarations(chunker):
             continue
         name, kind, q = chunker.member_name(k, j)
         if kind in ("property", "event") and name and q > k and "." not in name:
-            declared = _Uses(T, L, match, None).type_before(q)
+            declared = types.type_before(q)
             if declared and declared != "[]":
                 out.append(("field", ".".join(chain), name.lstrip("@"), declared, L[q], None))
         if stop == "{":
