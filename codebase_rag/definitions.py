@@ -60,7 +60,7 @@ DEF_COLUMNS = "rowid, file, language, namespace, class, member, kind, start_line
               "signature"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Ctx:
     """Where a name is read: its file and language, the namespace and type chain around it."""
     file: str
@@ -78,7 +78,7 @@ class Index:
         self._named, self._types, self._decls, self._rows = {}, {}, {}, {}
         self._files = None
         self._modules = {}
-        self._global_usings = None
+        self._global_usings, self._usings = None, {}
 
     def defs_named(self, name):
         found = self._named.get(name)
@@ -86,6 +86,15 @@ class Index:
             found = self._named[name] = [Def(*r) for r in self.db.execute(
                 f"SELECT {DEF_COLUMNS} FROM chunks WHERE member=?", (name,))]
         return found
+
+    def load(self, rowids):
+        """Read these chunks' Defs in one go (def_of then finds them)."""
+        rowids = [r for r in set(rowids) if r is not None and r not in self._rows]
+        for at in range(0, len(rowids), 500):
+            part = rowids[at:at + 500]
+            for r in self.db.execute(f"SELECT {DEF_COLUMNS} FROM chunks WHERE rowid IN "
+                                     f"({','.join('?' * len(part))})", part):
+                self._rows[r[0]] = Def(*r)
 
     def def_of(self, rowid):
         found = self._rows.get(rowid)
@@ -122,10 +131,19 @@ class Index:
                 (file,)).fetchall()
         return found
 
+    def usings(self, file):
+        """[(kind, scope, name, target)] of a file's usings and static usings (C#)."""
+        found = self._usings.get(file)
+        if found is None:
+            found = self._usings[file] = self.db.execute(
+                "SELECT kind, scope, name, target FROM decls WHERE file=? AND kind IN "
+                "('using', 'static')", (file,)).fetchall()
+        return found
+
     def global_usings(self):
         if self._global_usings is None:
-            self._global_usings = [t for (t,) in self.db.execute(
-                "SELECT target FROM decls WHERE kind='using' AND scope='global' AND name=''")]
+            self._global_usings = frozenset(t for (t,) in self.db.execute(
+                "SELECT target FROM decls WHERE name='' AND kind='using' AND scope='global'"))
         return self._global_usings
 
     def files(self):

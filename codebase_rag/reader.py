@@ -12,7 +12,6 @@ index rebuilt since the last question is opened again.
 import os
 import time
 
-import numpy as np
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,9 +22,6 @@ from .errors import UsageError, printable
 from .indexer import duration
 from .fresh import Watcher, absorb, changed_files, interrupted, start_writer, unread_note
 from .lock import holder, is_locked
-from .keywords import MemoryKeywords
-from .nearest import CacheScan, ChromaNearest, MemoryNearest
-from .search import Hit, search
 from .text import query_shape
 from .folder import find_index
 from .store import Store
@@ -35,7 +31,7 @@ from .store import Store
 class Answer:
     """The hits for one question, and the notes that qualify them."""
     question: str
-    hits: list[Hit]
+    hits: list                            # search.Hit (search, numpy: imported when asked)
     notes: list[str] = field(default_factory=list)
     semantic_index_built: float = 1.0     # during a first build: the share of windows with a vector
     unread_files: int = 0                 # files changed or new that it could not search
@@ -77,6 +73,9 @@ class Reader:
                                  f"{resolve_model(self.model_asked)[1]}; re-index with --rebuild")
             self.store, self.opened = store, opened
             self.exported = index_model(folder, built_with, store.meta("precision"))
+            if self.memory:
+                from .keywords import MemoryKeywords
+                from .nearest import MemoryNearest
             self.in_memory = MemoryNearest(store) if self.memory else None
             self.keywords = MemoryKeywords(store) if self.memory else None
             self.forget_watcher()
@@ -127,6 +126,7 @@ class Reader:
             start_writer(store)
         if not semantic:
             return store, None, left, None
+        from .nearest import CacheScan, ChromaNearest
         if self.in_memory is not None:
             return store, model, left, self.in_memory
         if locked or not os.access(store.folder, os.W_OK):
@@ -147,6 +147,7 @@ class Reader:
             raise UsageError(f"the path glob is {len(path_glob):,} characters long; the limit "
                              f"is {MAX_GLOB}")
         store, model, left, nearest = self.prepare()
+        from .search import search
         asked = [q for q in questions if q]
         vectors = dict(zip(asked, model.embedder()(asked))) if asked and model else {}
         answers = []
@@ -160,6 +161,8 @@ class Reader:
 
     def related(self, file, line, k=K):
         """The members nearest in meaning to the one at file:line (its own file's others too)."""
+        import numpy as np
+        from .search import Hit
         store, model, left, nearest = self.prepare()
         here = store.chunk_at(file, line)
         if here is None:

@@ -140,6 +140,7 @@ class Questions:
             f"SELECT chunk, file, line, name, kind, qualifier FROM uses WHERE name IN "
             f"({','.join('?' * len(names))}) AND kind IN ({','.join('?' * len(kinds))})",
             (*names, *kinds)).fetchall() if names else []
+        self.ix.load(r[0] for r in rows)
         for chunk, file, line, used, kind, qualifier in rows:
             ctx = self.resolver.context(chunk, file) if chunk is not None else \
                 self.resolver.context_at(file, line)
@@ -147,7 +148,7 @@ class Questions:
             hit = [d for d in res.targets if d in wanted]
             if not hit:
                 if res.status == "unknown" and used in {t.member for t in targets}:
-                    unknown.append((file, line, used))
+                    unknown.append((ctx.file, line, used))
                 continue
             caller = self.ix.def_of(chunk) if chunk is not None else \
                 Def(None, file, ctx.language, ctx.namespace, ctx.chain, "", "outside members",
@@ -235,14 +236,22 @@ def module_of(file):
     return stem.replace("/", ".")
 
 
+_last = (None, None, None)    # (store, its version, Questions): a long-lived reader's lookups
+                              # hold until the index changes
+
+
 def ask(store, mode, name, depth=2):
     """The RefAnswer of one question (mode: definition, references, callers, callees,
     impact, outline)."""
+    global _last
     if not name or not name.strip():
         raise UsageError(f"--{mode} needs a {'file' if mode == 'outline' else 'name'}")
     if len(name) > MAX_NAME:
         raise UsageError(f"the name is {len(name):,} characters long; the limit is {MAX_NAME}")
-    q = Questions(store)
+    version = store.version()
+    if _last[0] is not store or _last[1] != version:
+        _last = (store, version, Questions(store))     # what it read still holds
+    q = _last[2]
     if mode == "impact":
         return q.impact(name, depth)
     return getattr(q, mode)(name)

@@ -30,6 +30,8 @@ EXTERNAL, UNKNOWN = Resolution("external"), Resolution("unknown")
 class Resolver:
     def __init__(self, index):
         self.ix = index
+        self._resolved = {}       # (name, kind, qualifier, Ctx): its Resolution
+        self._visible = {}        # (file, namespace): the namespaces visible there
 
     def context(self, use_chunk, file):
         """The Ctx of a use: its member's, or for code outside every member (a field's
@@ -53,7 +55,14 @@ class Resolver:
                    ".".join(p for p in (best[0], best[1]) if p))
 
     def resolve(self, name, kind, qualifier, ctx):
-        """The Resolution of one use."""
+        """The Resolution of one use (the same use in the same place: the same answer)."""
+        key = (name, kind, qualifier, ctx)
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = self.resolve_afresh(name, kind, qualifier, ctx)
+        return found
+
+    def resolve_afresh(self, name, kind, qualifier, ctx):
         s = scoping(ctx.language)
         if kind == "new":
             types = self.type_named(qualifier.split(".") + [name] if qualifier else [name], ctx)
@@ -122,7 +131,7 @@ class Resolver:
             if found is not None:
                 return self.as_resolution(found, kind)
         if s.extension_methods:       # `using static`
-            for kind_, scope, _, target, _, _ in self.ix.decls(ctx.file):
+            for kind_, scope, _, target in self.ix.usings(ctx.file):
                 if kind_ == "static":
                     types = self.type_named(target.split("."), ctx)
                     if isinstance(types, list):
@@ -320,17 +329,22 @@ class Resolver:
         return found or ("external" if not quiet else [])
 
     def visible_namespaces(self, ctx):
+        key = (ctx.file, ctx.namespace)
+        if key not in self._visible:
+            self._visible[key] = self.namespaces_seen_from(ctx)
+        return self._visible[key]
+
+    def namespaces_seen_from(self, ctx):
         visible = {""}
         parts = ctx.namespace.split(".") if ctx.namespace else []
         visible.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
-        for kind, scope, name, target, _, _ in self.ix.decls(ctx.file):
+        for kind, scope, name, target in self.ix.usings(ctx.file):
             if kind == "using" and not name:
                 visible.add(target)
-        visible.update(self.ix.global_usings())
-        return visible
+        return visible | self.ix.global_usings()
 
     def aliases(self, file):
-        return [(name, target) for kind, _, name, target, _, _ in self.ix.decls(file)
+        return [(name, target) for kind, _, name, target in self.ix.usings(file)
                 if kind == "using" and name]
 
     def aliased(self, file, alias, namespace, middle):
@@ -342,7 +356,8 @@ class Resolver:
         scope (of the receiver's type where it is known)."""
         visible = self.visible_namespaces(ctx)
         found = [d for d in self.ix.defs_named(name)
-                 if "(this " in d.signature and d.namespace in visible | {ctx.namespace}]
+                 if "(this " in d.signature and (d.namespace in visible or
+                                                  d.namespace == ctx.namespace)]
         if receiver_types and receiver_types not in ("external", "unknown"):
             names = {t.name for t in receiver_types}
             found = [d for d in found if extended_type(d.signature) in names] or found

@@ -275,6 +275,8 @@ class Store(EmbeddingCache):
                 self.db.execute(f"DELETE FROM windows WHERE file IN ({marks(part)})", part)
                 self.db.execute(f"DELETE FROM lexical WHERE rowid IN (SELECT rowid FROM chunks "
                                 f"WHERE file IN ({marks(part)}))", part)
+                self.db.execute(f"DELETE FROM uses WHERE chunk IN (SELECT rowid FROM chunks "
+                                f"WHERE file IN ({marks(part)}))", part)
                 self.db.execute(f"DELETE FROM chunks WHERE file IN ({marks(part)})", part)
                 self.db.execute(f"DELETE FROM uses WHERE file IN ({marks(part)})", part)
                 self.db.execute(f"DELETE FROM decls WHERE file IN ({marks(part)})", part)
@@ -311,12 +313,13 @@ class Store(EmbeddingCache):
         return tuple(changes)
 
     def write_uses(self, f, rowids):
-        """A file's uses (each under its chunk's rowid; rowids: its chunks' in order) and
-        declarations, inside replace_files' transaction: they change with its chunks."""
+        """A file's uses (each under its chunk's rowid, rowids: its chunks' in order; a use
+        outside every chunk under its file) and declarations, inside replace_files'
+        transaction: they change with its chunks."""
         self.db.executemany("INSERT INTO uses(chunk, file, line, name, kind, qualifier) "
                             "VALUES (?,?,?,?,?,?)",
-                            [(None if u.chunk is None else rowids[u.chunk], f.rel, u.line,
-                              u.name, u.kind, u.qualifier) for u in f.uses])
+                            [(rowids[u.chunk], None, *u[1:]) if u.chunk is not None else
+                             (None, f.rel, *u[1:]) for u in f.uses])
         self.db.executemany("INSERT INTO decls(file, kind, scope, name, target, line, "
                             "end_line) VALUES (?,?,?,?,?,?,?)", [(f.rel, *d) for d in f.decls])
 

@@ -36,12 +36,14 @@ from typing import NamedTuple
 
 KINDS = ("call", "new", "type", "ref")
 
+# uses.chunk: the rowid of the chunk the use is in; uses.file only for a use outside every
+# chunk (chunk NULL), so a row is small: a name, a line, a kind and a short qualifier
 USES_SCHEMA = """
 CREATE TABLE IF NOT EXISTS uses(chunk INTEGER, file TEXT, line INTEGER, name TEXT,
     kind TEXT, qualifier TEXT);
 CREATE INDEX IF NOT EXISTS uses_name ON uses(name);
 CREATE INDEX IF NOT EXISTS uses_chunk ON uses(chunk);
-CREATE INDEX IF NOT EXISTS uses_file ON uses(file);
+CREATE INDEX IF NOT EXISTS uses_file ON uses(file) WHERE file IS NOT NULL;
 CREATE TABLE IF NOT EXISTS decls(file TEXT, kind TEXT, scope TEXT, name TEXT, target TEXT,
     line INTEGER, end_line INTEGER);
 CREATE INDEX IF NOT EXISTS decls_file ON decls(file);

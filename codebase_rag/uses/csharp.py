@@ -13,7 +13,6 @@ Interpolated strings are one token to the chunker; their holes are read as code 
 Declarations come from a second, shallow walk (the chunker's own helpers): usings, each
 type's bases, each field's and property's type.
 """
-import re
 
 from ..chunkers import csharp as lexer
 from . import Use, owners
@@ -28,32 +27,55 @@ NOT_CALLED = frozenset(("nameof", "typeof", "sizeof", "default", "checked", "unc
                         "stackalloc", "when", "var"))
 TYPE_KEYWORDS = frozenset(("class", "struct", "interface", "record", "enum"))
 TYPE_ARGUMENT_PUNCTUATION = frozenset((".", ",", "?", "[", "]", "::"))
+DECLARED_BEFORE = frozenset(("=", ";", ",", ")", "in", ":"))   # what follows `Type name`
 MAX_CHAIN = 8                 # a qualifier longer than this is "?"
 MAX_HOLE_DEPTH = 3            # interpolated strings inside holes inside holes: read so deep
-_STARTS_UPPER = re.compile(r"@?[A-Z]")
+
+
+def starts_upper(token):
+    """Whether a name starts with a capital (C#'s types and properties, by convention)."""
+    return "A" <= token[token[0] == "@"] <= "Z"
 
 
 def is_name(token):
     return lexer.is_name(token) and token not in BUILTIN_TYPES
 
 
-def expand_holes(T, L, depth=0):
-    """(tokens, lines) with each interpolated string replaced by the tokens of its holes."""
-    if not any(t[:1] == "$" or t[:2] == "@$" for t in T):
+_NAMES = {}                   # token -> is_name(token): files repeat their tokens
+
+
+def name_flags(T):
+    """[is_name(t) for t in T], each distinct token judged once."""
+    known = _NAMES
+    if len(known) > 200_000:
+        known.clear()
+    out = list(map(known.get, T))
+    if None in out:
+        for i, flag in enumerate(out):
+            if flag is None:
+                out[i] = known[T[i]] = is_name(T[i])
+    return out
+
+
+def expand_holes(T, L, depth=0, text=None):
+    """(tokens, lines) with each interpolated string replaced by the tokens of its holes
+    (text: the tokens' source, where a `$` says whether there may be one)."""
+    if text is not None and "$" not in text:
         return T, L
-    out_t, out_l = [], []
+    out_t, out_l, expanded = [], [], False
     for t, line in zip(T, L):
         if t[:1] != "$" and t[:2] != "@$" or depth >= MAX_HOLE_DEPTH:
             out_t.append(t)
             out_l.append(line)
             continue
+        expanded = True
         for start, end in holes(t):
             ht, hl, _, _, _ = lexer.tokenize(t[start:end])
             first = line + t.count("\n", 0, start)
             ht, hl = expand_holes(ht, [first + x - 1 for x in hl], depth + 1)
             out_t += ["("] + ht + [")"]          # a hole is an expression of its own
             out_l += [first] + hl + [first]
-    return out_t, out_l
+    return (out_t, out_l) if expanded else (T, L)
 
 
 def holes(s):
@@ -115,30 +137,40 @@ def hole_end(s, i):
 
 def extract(text, chunks, language=None):
     chunker = chunks.parsed
-    decls, header_lines = declarations(chunker)
-    T, L = expand_holes(chunker.T, chunker.L)
-    match = lexer.match_brackets(T)
+    T, L = expand_holes(chunker.T, chunker.L, text=text)
     owner = owners(chunks, max(L[-1] if L else 1, text.count("\n") + 1))
-    return _Uses(T, L, match, owner, chunks, header_lines).run(), decls
+    as_lexed = _Uses(chunker.T, chunker.L, chunker.match, owner, chunks)
+    decls, as_lexed.header_lines = declarations(chunker, as_lexed)
+    reader = as_lexed if T is chunker.T else \
+        _Uses(T, L, lexer.match_brackets(T), owner, chunks, as_lexed.header_lines)
+    return reader.run(), decls
 
 
 class _Uses:
     def __init__(self, T, L, match, owner, chunks=(), header_lines=()):
         self.T, self.L, self.match, self.owner, self.chunks = T, L, match, owner, chunks
         self.header_lines = header_lines  # lines of usings and namespace names: no uses
-        self.angles = angle_brackets(T)
-        self.opener = {close: open_ for open_, close in enumerate(match) if close > open_}
+        self.name = name_flags(T)         # is_name of each token
+        self.angles = angle_brackets(T, self.name)
+        self._opener = None
         self.n = len(T)
         self.uses = []
         self.locals = {}          # chunk -> {name: type or None}
 
-    def local_functions(self):
+    @property
+    def opener(self):
+        """{index of a closing bracket: index of its opening one}, made when first asked."""
+        if self._opener is None:
+            self._opener = {c: o for o, c in enumerate(self.match) if c > o}
+        return self._opener
+
+    def local_functions(self, names):
         """{(chunk, name)} of the local functions declared in each member: called before
         or after their declaration, they are their member's own."""
-        T, found = self.T, set()
-        for i in range(1, self.n - 1):
-            if T[i + 1] in ("(", "<") and is_name(T[i]) and T[i - 1] not in (".", "new") and \
-                    self.after_generic(i) < self.n and T[self.after_generic(i)] == "(" and \
+        T, n, found = self.T, self.n, set()
+        for i in names:
+            if 0 < i < n - 1 and T[i + 1] in ("(", "<") and T[i - 1] not in (".", "new") and \
+                    self.after_generic(i) < n and T[self.after_generic(i)] == "(" and \
                     self.is_declaration(i):
                 chunk = self.owner[self.L[i]]
                 if chunk is None or self.L[i] != self.chunks[chunk].sig_line:
@@ -146,30 +178,35 @@ class _Uses:
         return found
 
     def run(self):
-        T, n = self.T, self.n
-        local = self.local_functions()
+        T, L, n, name, header_lines = self.T, self.L, self.n, self.name, self.header_lines
+        names = [i for i, flag in enumerate(name) if flag]
+        local = self.local_functions(names)
         named = set()             # members whose own name (their first on their line) is read
-        i = 0
-        while i < n:
+        news = [i for i, t in enumerate(T) if t == "new" and i + 1 < n and name[i + 1]]
+        skip_to, owner, angles, last_chunk, scope = 0, self.owner, self.angles, -1, None
+        for i in sorted(names + news) if news else names:
+            if i < skip_to:
+                continue
             t = T[i]
-            if t == "new" and i + 1 < n and is_name(T[i + 1]):
-                i = self.construction(i)
+            if t == "new":
+                skip_to = self.construction(i)
                 continue
-            if not is_name(t) or t in NOT_CALLED or self.L[i] in self.header_lines or \
-                    i and T[i - 1] in TYPE_KEYWORDS:
-                i += 1
+            if t in NOT_CALLED or L[i] in header_lines or i and T[i - 1] in TYPE_KEYWORDS:
                 continue
-            chunk = self.owner[self.L[i]]
-            scope = self.locals.setdefault(chunk, {})
+            chunk = owner[L[i]]
+            if chunk != last_chunk:
+                scope, last_chunk = self.locals.setdefault(chunk, {}), chunk
             prev = T[i - 1] if i else ""
-            after = self.after_generic(i)
+            close = angles.get(i + 1)
+            after = i + 1 if close is None else close + 1
             nxt = T[after] if after < n else ""
             dotted = prev in (".", "::")
             if chunk is not None and chunk not in named and \
                     self.L[i] == self.chunks[chunk].sig_line and \
                     t.lstrip("@") == self.chunks[chunk].member.rpartition(".")[2]:
                 named.add(chunk)                             # the member's own name
-            elif self.declares(i, prev, nxt, scope):
+            elif nxt in DECLARED_BEFORE and prev not in (".", "::") and \
+                    self.declares(i, prev, nxt, scope):
                 pass
             elif nxt == "(":
                 if self.is_declaration(i) or not dotted and (chunk, t) in local:
@@ -181,13 +218,15 @@ class _Uses:
             elif nxt in ("{", "=>") and not dotted and self.type_before(i) is not None:
                 pass                                         # a property's declaration
             elif nxt == "." and not dotted:
-                if t not in scope and _STARTS_UPPER.match(t):
+                if t not in scope and starts_upper(t):
                     self.add(chunk, i, t, "ref", "")       # a type's static, a property
             elif dotted:
-                self.add(chunk, i, t, "ref", self.qualifier(i, scope))
-            elif t not in scope and _STARTS_UPPER.match(t):
-                self.add(chunk, i, t, "type" if after > i + 1 or is_name(nxt) else "ref", "")
-            i += 1
+                qualifier = self.qualifier(i, scope)
+                if qualifier != "?":          # a member of who knows what: no reference
+                    self.add(chunk, i, t, "ref", qualifier)
+            elif t not in scope and starts_upper(t):
+                self.add(chunk, i, t, "type" if after > i + 1 or after < n and name[after]
+                         else "ref", "")
         return self.uses
 
     def construction(self, i):
@@ -195,7 +234,7 @@ class _Uses:
         index after the type's name."""
         T, n = self.T, self.n
         j = i + 1
-        while j + 2 < n and T[j + 1] == "." and is_name(T[j + 2]):
+        while j + 2 < n and T[j + 1] == "." and self.name[j + 2]:
             j += 2
         after = self.after_generic(j)
         nxt = T[after] if after < n else ""
@@ -251,8 +290,6 @@ class _Uses:
 
     def declares(self, i, prev, nxt, scope):
         """Whether T[i] is a local or parameter being declared; records its type."""
-        if nxt not in ("=", ";", ",", ")", "in", ":") or prev in (".", "::"):
-            return False
         if prev == "var":
             scope[self.T[i]] = self.constructed_type(i + 2) if nxt == "=" else None
             return True
@@ -335,10 +372,10 @@ class _Uses:
         return ".".join(parts)
 
 
-def angle_brackets(T):
+def angle_brackets(T, name):
     """{index of '<': index of its '>', and the other way round} for the brackets of type
     arguments: only names, dots, commas, ?, [] and brackets of their own between them. One
-    pass with a stack that any other token empties: linear."""
+    pass with a stack that any other token empties: linear. name: is_name of each token."""
     pairs, stack = {}, []
     for k, t in enumerate(T):
         if t == "<":
@@ -347,18 +384,18 @@ def angle_brackets(T):
             if stack:
                 o = stack.pop()
                 pairs[o], pairs[k] = k, o
-        elif not (t in TYPE_ARGUMENT_PUNCTUATION or t in BUILTIN_TYPES or is_name(t)):
+        elif stack and not (name[k] or t in TYPE_ARGUMENT_PUNCTUATION or t in BUILTIN_TYPES):
             stack.clear()
     return pairs
 
 
-def declarations(chunker):
-    """[(kind, scope, name, target, line)]: the usings, each type's bases and each field's
-    and property's type (see uses/__init__.py), by a walk over declarations like the
-    chunker's own, that never enters a member's body."""
+def declarations(chunker, types):
+    """([(kind, scope, name, target, line, end_line)], the lines of usings and namespace
+    names): the usings, types, each type's bases and each field's and property's type (see
+    uses/__init__.py), by a walk over declarations like the chunker's own, that never
+    enters a member's body. types: a _Uses over the chunker's tokens (its type_before)."""
     T, L, match, n = chunker.T, chunker.L, chunker.match, chunker.n
     out, header_lines = [], set()
-    types = _Uses(T, L, match, None)      # its type_before(), over the chunker's tokens
     frames = [("top", [], n, "")]         # (context, type chain, index of its '}', namespace)
     file_namespace = ""
     i = 0
