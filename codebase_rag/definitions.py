@@ -201,6 +201,17 @@ class Index:
         self._modules[key] = found
         return found
 
+    def submodule(self, file, name):
+        """The module name of the package whose __init__ is file (pkg/__init__.py, name:
+        pkg/name.py or pkg/name/__init__.py), or None."""
+        stems, packages = MODULE_SUFFIXES["dotted"]
+        if not any(file.endswith(p) for p in packages):
+            return None
+        folder = posixpath.dirname(file)
+        files = self.files()
+        return next((f for f in (f"{folder}/{name}{s}" for s in stems + packages)
+                     if f in files), None)
+
     def by_suffix(self, path, suffixes):
         """The one file whose path ends with /path + a suffix (None if none or several)."""
         if not hasattr(self, "_suffix_index"):

@@ -137,26 +137,27 @@ class Questions:
         names.discard("")
         entries, unknown = {}, []
         rows = self.store.db.execute(
-            f"SELECT chunk, file, line, name, kind, qualifier FROM uses WHERE name IN "
+            f"SELECT chunk, file, lines, name, kind, qualifier FROM uses WHERE name IN "
             f"({','.join('?' * len(names))}) AND kind IN ({','.join('?' * len(kinds))})",
             (*names, *kinds)).fetchall() if names else []
         self.ix.load(r[0] for r in rows)
-        for chunk, file, line, used, kind, qualifier in rows:
+        for chunk, file, lines, used, kind, qualifier in rows:
+            lines = [int(x) for x in lines.split(",")]
             ctx = self.resolver.context(chunk, file) if chunk is not None else \
-                self.resolver.context_at(file, line)
+                self.resolver.context_at(file, lines[0])
             res = self.resolver.resolve(used, kind, qualifier, ctx)
             hit = [d for d in res.targets if d in wanted]
             if not hit:
                 if res.status == "unknown" and used in {t.member for t in targets}:
-                    unknown.append((ctx.file, line, used))
+                    unknown += [(ctx.file, line, used) for line in lines]
                 continue
             caller = self.ix.def_of(chunk) if chunk is not None else \
                 Def(None, file, ctx.language, ctx.namespace, ctx.chain, "", "outside members",
-                    line, line, "")
+                    lines[0], lines[0], "")
             entry = entries.setdefault((caller.file, caller.start_line, caller.name),
                                        Entry(caller))
-            entry.sites.append(Site(line, kind, res.status,
-                                    [d for d in res.targets if d not in wanted]))
+            entry.sites += [Site(line, kind, res.status,
+                                 [d for d in res.targets if d not in wanted]) for line in lines]
         found = sorted(entries.values(), key=lambda e: (e.member.file, e.member.start_line))
         for e in found:
             e.sites = sorted({(s.line, s.kind): s for s in e.sites}.values(),
@@ -171,18 +172,21 @@ class Questions:
         entries, external = {}, set()
         for t in targets:
             ctx = Ctx(t.file, t.language, t.namespace, t.cls)
-            for line, used, kind, qualifier in self.store.db.execute(
-                    "SELECT line, name, kind, qualifier FROM uses WHERE chunk=? AND kind IN "
-                    "('call', 'new') ORDER BY line", (t.rowid,)):
+            for lines, used, kind, qualifier in self.store.db.execute(
+                    "SELECT lines, name, kind, qualifier FROM uses WHERE chunk=? AND kind IN "
+                    "('call', 'new')", (t.rowid,)):
                 res = self.resolver.resolve(used, kind, qualifier, ctx)
                 if res.status in ("resolved", "ambiguous"):
                     for d in res.targets:
                         entry = entries.setdefault(d, Entry(d))
-                        entry.sites.append(Site(line, kind, res.status,
-                                                [o for o in res.targets if o != d]))
+                        entry.sites += [Site(int(line), kind, res.status,
+                                             [o for o in res.targets if o != d])
+                                        for line in lines.split(",")]
                 else:
                     external.add(used if res.status == "external" else f"{used} (receiver "
                                  f"of unknown type)")
+        for e in entries.values():
+            e.sites.sort(key=lambda s: s.line)
         found = sorted(entries.values(), key=lambda e: (e.sites[0].line, e.member.name))
         return RefAnswer(name, targets, found, external=sorted(external))
 

@@ -19,6 +19,7 @@ MAX_DEPTH = 8                 # bases, imports followed, qualifier chains
 class Resolution:
     status: str               # resolved, ambiguous, external, unknown
     targets: list = field(default_factory=list)   # Defs (resolved, ambiguous)
+    types: tuple = ()         # for a construction: the Types constructed
 
 
 EXTERNAL, UNKNOWN = Resolution("external"), Resolution("unknown")
@@ -101,7 +102,7 @@ class Resolver:
         if what == "types":
             return self.constructed(value) if kind in CALLS else verdict(
                 [self.ix.type_def(t) for t in value])
-        return EXTERNAL               # a module named where a member was expected
+        return UNKNOWN if what == "value" else EXTERNAL    # a variable, a module
 
     def constructed(self, types):
         """What constructing one of types calls: its constructors, else the type itself."""
@@ -114,7 +115,9 @@ class Resolver:
             found = self.lookup([t], ctor) if s.constructor != "<type>" else \
                 self.ix.members_of(t, ctor)
             out += found or [self.ix.type_def(t)]
-        return verdict(out)
+        made = verdict(out)
+        made.types = tuple(types)
+        return made
 
     def unqualified(self, name, kind, ctx):
         s = scoping(ctx.language)
@@ -144,11 +147,11 @@ class Resolver:
                 [self.ix.type_def(t) for t in types])
         return EXTERNAL
 
-    def receiver(self, qualifier, ctx):
+    def receiver(self, qualifier, ctx, depth=0):
         """("types", [Type]) or ("module", file) a qualifier denotes, or "external" or
-        "unknown"."""
+        "unknown". A part `f()` is the value f returns (a construction: its type)."""
         parts = qualifier.split(".")
-        if len(parts) > MAX_DEPTH:
+        if len(parts) > MAX_DEPTH or depth > MAX_DEPTH:
             return "unknown"
         head, rest = parts[0], parts[1:]
         if head in ("this", "base"):
@@ -164,71 +167,105 @@ class Resolver:
             if not isinstance(types, list):
                 return types
             current = ("types", types)
+        elif head.endswith("()"):
+            current = self.returned(self.unqualified(head[:-2], "call", ctx), depth)
         else:
-            current = self.first_name(head, ctx)
+            current = self.first_name(head, ctx, depth)
             if isinstance(current, str) and rest:   # a namespace, then a type: A.B.Type
                 for n in range(len(parts), 1, -1):
+                    if any(p.endswith("()") for p in parts[:n]):
+                        continue
                     types = self.type_named(parts[:n], ctx, quiet=True)
                     if isinstance(types, list) and types:
                         current, rest = ("types", types), parts[n:]
                         break
-            if isinstance(current, str):
-                return current
         for part in rest:
-            current = self.member_value(current, part, ctx)
             if isinstance(current, str):
                 return current
+            current = self.member_value(current, part, ctx, depth)
         return current
 
-    def first_name(self, head, ctx):
+    def returned(self, res, depth):
+        """What a call (its Resolution) gives back: a construction its type, a function
+        or method its declared return type, read from its signature."""
+        if res.types and res.status == "resolved":
+            return ("types", list(res.types))
+        if res.status != "resolved":
+            return "unknown" if res.status != "external" else "external"
+        found = []
+        for d in res.targets:
+            declared = scoping(d.language).returns(d.signature) if not d.is_type else None
+            if not declared:
+                return "unknown"
+            types = self.type_named(declared.split("."), Ctx(d.file, d.language, d.namespace,
+                                                              d.cls))
+            if not isinstance(types, list) or not types:
+                return "external"
+            found += [t for t in types if t not in found]
+        return ("types", found)
+
+    def first_name(self, head, ctx, depth=0):
         """What the first name of a qualifier denotes: a field of the enclosing types, an
-        import, a type."""
+        import, a module's variable, a type."""
         s = scoping(ctx.language)
         if s.members_in_scope and ctx.chain:
             here = self.type_of_chain(ctx.chain, ctx)
             if here:
-                typed = self.field_type(here, head)
+                typed = self.field_type(here, head, depth)
                 if typed is not None:
                     return typed
         if s.modules:
-            found = self.module_member(ctx.file, head)
+            found = self.module_member(ctx.file, head, depth)
             if found is not None:
                 what, value = found
-                if what == "module":
-                    return ("module", value)
-                if what == "types":
-                    return ("types", value)
-                return "unknown"      # a function or a variable of the module
+                if what in ("module", "types"):
+                    return (what, value)
+                if what == "value":
+                    return value
+                return "unknown"      # a function of the module
         types = self.type_named([head], ctx)
         if isinstance(types, list) and types:
             return ("types", types)
         return types if isinstance(types, str) else "external"
 
-    def member_value(self, current, part, ctx):
+    def member_value(self, current, part, ctx, depth=0):
+        """The value of `current.part` (`current.part()`: what it returns)."""
+        call = part.endswith("()")
+        name = part[:-2] if call else part
         kind, value = current
         if kind == "module":
-            found = self.module_member(value, part)
+            found = self.module_member(value, name)
+            if call:
+                return self.returned(self.as_resolution(found, "call"), depth)
             if found is None:
-                return "external"
+                sub = self.ix.submodule(value, name)
+                return ("module", sub) if sub else "external"
             what, v = found
+            if what == "value":
+                return v
             return (what, v) if what in ("module", "types") else "unknown"
-        typed = self.field_type(value, part)
+        if call:
+            nested = self.nested_types(value, name)
+            res = self.constructed(nested) if nested else verdict(self.lookup(value, name))
+            return self.returned(res, depth)
+        typed = self.field_type(value, name, depth)
         if typed is not None:
             return typed
-        nested = self.nested_types(value, part)
-        return ("types", nested) if nested else "unknown"
+        nested = self.nested_types(value, name)
+        if nested:
+            return ("types", nested)
+        prop = [d for d in self.lookup(value, name) if d.kind in ("property", "getter")]
+        return self.returned(verdict(prop), depth) if prop else "unknown"
 
     def field_type(self, types, name, depth=0):
-        """("types", [Type]) or "external" for the declared type of field name of one of
-        types (or of their bases); None if none declares it."""
+        """("types", [Type]) or "external"/"unknown" for the value of field name of one of
+        types (or of their bases), as its declaration gives it; None if none declares it."""
         for t in types:
             for file in t.files:
                 for kind, scope, fname, target, line, _ in self.ix.decls(file):
                     if kind == "field" and scope == t.chain and fname == name and target:
-                        ctx = Ctx(file, t.language, t.namespace, t.chain)
-                        resolved = self.type_named(target.split("."), ctx)
-                        return ("types", resolved) if isinstance(resolved, list) and resolved \
-                            else "external"
+                        return self.receiver(target, Ctx(file, t.language, t.namespace,
+                                                         t.chain), depth + 1)
         if depth < MAX_DEPTH:
             bases = [b for t in types for b in self.bases(t)]
             if bases:
@@ -381,6 +418,9 @@ class Resolver:
         style = scoping(language).modules
         if not style:
             return None
+        for kind, scope, local, target, line, _ in self.ix.decls(file):
+            if kind == "field" and not scope and local == name:     # a module's variable
+                return ("value", self.receiver(target, Ctx(file, language, "", ""), depth + 1))
         stars = []
         for kind, _, local, target, _, _ in self.ix.decls(file):
             if kind != "import":

@@ -316,7 +316,7 @@ class Store(EmbeddingCache):
         """A file's uses (each under its chunk's rowid, rowids: its chunks' in order; a use
         outside every chunk under its file) and declarations, inside replace_files'
         transaction: they change with its chunks."""
-        self.db.executemany("INSERT INTO uses(chunk, file, line, name, kind, qualifier) "
+        self.db.executemany("INSERT INTO uses(chunk, file, lines, name, kind, qualifier) "
                             "VALUES (?,?,?,?,?,?)",
                             [(rowids[u.chunk], None, *u[1:]) if u.chunk is not None else
                              (None, f.rel, *u[1:]) for u in f.uses])

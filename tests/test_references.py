@@ -23,8 +23,9 @@ def uses_of(path, text):
     chunks = chunk_source(path, text)
     uses, decls = extract(text, chunks, chunks.language or
                           __import__("codebase_rag.languages").languages.language_for(path).name)
-    return {(u.line, u.kind, u.qualifier, u.name,
-             chunks[u.chunk].member if u.chunk is not None else None) for u in uses}, decls
+    return {(int(line), u.kind, u.qualifier, u.name,
+             chunks[u.chunk].member if u.chunk is not None else None)
+            for u in uses for line in u.line.split(",")}, decls
 
 
 def tree_of(tmp_path, files, word_embedder):
@@ -80,7 +81,7 @@ def test_csharp_calls_constructions_and_their_qualifiers():
         (11, "call", "this", "Audit", "Sell"),
         (12, "call", "", "Audit", "Sell"),
         (13, "call", "=Item.Price", "Round", "Sell"),
-        (14, "call", "?", "Go", "Sell"),
+        (14, "call", "Helper()", "Go", "Sell"),   # what a call returns
         (16, "call", "", "Log", "Sell"),
         (16, "call", "=Item", "Describe", "Sell"),
         (17, "call", "", "Generic", "Sell"),
@@ -110,8 +111,8 @@ def test_csharp_declarations_usings_bases_and_fields():
         ("using", "", "Alias", "Other.Place", 3, None),
         ("using", "global", "", "Shared.Things", 4, None),
         ("type", "", "Shop", "N.M", 7, 12), ("base", "Shop", "Base", "", 7, None),
-        ("base", "Shop", "IShop", "", 7, None), ("field", "Shop", "_stock", "Stock", 9, None),
-        ("field", "Shop", "Books", "Ledger", 10, None), ("type", "Shop", "Inner", "N.M", 11, 11)}
+        ("base", "Shop", "IShop", "", 7, None), ("field", "Shop", "_stock", "=Stock", 9, None),
+        ("field", "Shop", "Books", "=Ledger", 10, None), ("type", "Shop", "Inner", "N.M", 11, 11)}
 
 
 def test_csharp_a_member_declaring_itself_is_no_use_of_itself():
@@ -142,11 +143,11 @@ CS_TREE = {
                 Count();
                 var other = new Game.Money.Ledger();
                 other.Record(price, "x");
-                Mystery().Record(price);
+                Stash()[0].Record(price);
                 price.Doubled();
             }
             private void Record(int price) { }
-            private object Mystery() => null;
+            private object[] Stash() => null;
         }
         public class Counter
         {
@@ -189,7 +190,7 @@ def test_csharp_receivers_overloads_bases_and_namespaces(cs_store):
         ("Counter.Count", 10, "resolved"),          # a base's
         ("Ledger", 11, "resolved"),                 # a type with no constructor of its own
         ("Ledger.Record", 12, "resolved"),          # the overload set of one type
-        ("Shop.Mystery", 13, "resolved"),
+        ("Shop.Stash", 13, "resolved"),
         ("Numbers.Doubled", 14, "resolved"),        # an extension method
     }
 

@@ -37,9 +37,10 @@ from typing import NamedTuple
 KINDS = ("call", "new", "type", "ref")
 
 # uses.chunk: the rowid of the chunk the use is in; uses.file only for a use outside every
-# chunk (chunk NULL), so a row is small: a name, a line, a kind and a short qualifier
+# chunk (chunk NULL). One row per member, name, kind and qualifier, with the lines of its
+# uses ("12,15,40"): a member that calls one method twenty times is one row to resolve
 USES_SCHEMA = """
-CREATE TABLE IF NOT EXISTS uses(chunk INTEGER, file TEXT, line INTEGER, name TEXT,
+CREATE TABLE IF NOT EXISTS uses(chunk INTEGER, file TEXT, lines TEXT, name TEXT,
     kind TEXT, qualifier TEXT);
 CREATE INDEX IF NOT EXISTS uses_name ON uses(name);
 CREATE INDEX IF NOT EXISTS uses_chunk ON uses(chunk);
@@ -54,15 +55,17 @@ CREATE INDEX IF NOT EXISTS chunks_member ON chunks(member);
 
 class Use(NamedTuple):
     chunk: object       # index of the member in the file's chunks; None: outside every chunk
-    line: int
+    line: object        # its line; in what extract() returns, the lines "12,15" of them all
     name: str
     kind: str           # one of KINDS
     qualifier: str      # see the module doc
 
 
 # language -> the module of this package whose extract(text, chunks, language) reads it
-EXTRACTORS = {"csharp": "csharp", "python": "syntax", "typescript": "syntax",
-              "javascript": "syntax"}
+EXTRACTORS = {"csharp": "csharp", "python": "syntax"}
+# language -> the version of its uses: bump it when they change, and the next plain run
+# reads that language's files again (their vectors come back from the cache)
+USES_VERSIONS = {"csharp": 1, "python": 1}
 
 
 def extract(text, chunks, language):
@@ -72,6 +75,33 @@ def extract(text, chunks, language):
     if module is None or getattr(chunks, "parsed", None) is None:
         return [], []
     return importlib.import_module(f"{__package__}.{module}").extract(text, chunks, language)
+
+
+class Collector:
+    """The uses an extractor finds, one Use per member, name, kind and qualifier with the
+    lines of them all ("12,15"); a use outside every member stays alone (the type around
+    it may differ from line to line)."""
+
+    def __init__(self):
+        self.lines = {}
+
+    def add(self, chunk, line, name, kind, qualifier):
+        key = (chunk, name, kind, qualifier, line if chunk is None else None)
+        found = self.lines.get(key)
+        if found is None:
+            self.lines[key] = [line]
+        elif found[-1] != line:
+            found.append(line)
+
+    def forget(self, names, kind):
+        """Drop the unqualified uses of kind of these (chunk, name): a member's own local
+        functions."""
+        for chunk, name in names:
+            self.lines.pop((chunk, name, kind, "", None), None)
+
+    def rows(self):
+        return [Use(chunk, ",".join(map(str, sorted(set(at)))), name, kind, qualifier)
+                for (chunk, name, kind, qualifier, _), at in self.lines.items()]
 
 
 def owners(chunks, n_lines):

@@ -15,7 +15,7 @@ type's bases, each field's and property's type.
 """
 
 from ..chunkers import csharp as lexer
-from . import Use, owners
+from . import Collector, owners
 
 BUILTIN_TYPES = frozenset("""bool byte char decimal double float int long object sbyte short
 string uint ulong ushort void dynamic nint nuint""".split())
@@ -154,7 +154,7 @@ class _Uses:
         self.angles = angle_brackets(T, self.name)
         self._opener = None
         self.n = len(T)
-        self.uses = []
+        self.uses = Collector()
         self.locals = {}          # chunk -> {name: type or None}
 
     @property
@@ -164,23 +164,10 @@ class _Uses:
             self._opener = {c: o for o, c in enumerate(self.match) if c > o}
         return self._opener
 
-    def local_functions(self, names):
-        """{(chunk, name)} of the local functions declared in each member: called before
-        or after their declaration, they are their member's own."""
-        T, n, found = self.T, self.n, set()
-        for i in names:
-            if 0 < i < n - 1 and T[i + 1] in ("(", "<") and T[i - 1] not in (".", "new") and \
-                    self.after_generic(i) < n and T[self.after_generic(i)] == "(" and \
-                    self.is_declaration(i):
-                chunk = self.owner[self.L[i]]
-                if chunk is None or self.L[i] != self.chunks[chunk].sig_line:
-                    found.add((chunk, T[i]))        # not the member's own declaration
-        return found
-
     def run(self):
         T, L, n, name, header_lines = self.T, self.L, self.n, self.name, self.header_lines
         names = [i for i, flag in enumerate(name) if flag]
-        local = self.local_functions(names)
+        local = set()             # (chunk, name) of the local functions declared in members
         named = set()             # members whose own name (their first on their line) is read
         news = [i for i, t in enumerate(T) if t == "new" and i + 1 < n and name[i + 1]]
         skip_to, owner, angles, last_chunk, scope = 0, self.owner, self.angles, -1, None
@@ -209,8 +196,9 @@ class _Uses:
                     self.declares(i, prev, nxt, scope):
                 pass
             elif nxt == "(":
-                if self.is_declaration(i) or not dotted and (chunk, t) in local:
-                    pass                  # a local function: its calls are its member's own
+                if self.is_declaration(i):
+                    local.add((chunk, t.lstrip("@")))   # a local function (its calls,
+                                                        # before or after: its member's own)
                 elif prev == "[":
                     self.add(chunk, i, t, "type", "")      # an attribute
                 elif dotted or t not in scope:       # not a delegate held by a local
@@ -227,7 +215,8 @@ class _Uses:
             elif t not in scope and starts_upper(t):
                 self.add(chunk, i, t, "type" if after > i + 1 or after < n and name[after]
                          else "ref", "")
-        return self.uses
+        self.uses.forget(local, "call")
+        return self.uses.rows()
 
     def construction(self, i):
         """`new A.B<T>(`, `new B {`, `new B[`: one use of B (its qualifier A); returns the
@@ -244,7 +233,7 @@ class _Uses:
         return j + 1
 
     def add(self, chunk, i, name, kind, qualifier):
-        self.uses.append(Use(chunk, self.L[i], name.lstrip("@"), kind, qualifier))
+        self.uses.add(chunk, self.L[i], name.lstrip("@"), kind, qualifier)
 
     def after_generic(self, i):
         """The index after Name<...> at i (type arguments only), or i + 1."""
@@ -291,30 +280,32 @@ class _Uses:
     def declares(self, i, prev, nxt, scope):
         """Whether T[i] is a local or parameter being declared; records its type."""
         if prev == "var":
-            scope[self.T[i]] = self.constructed_type(i + 2) if nxt == "=" else None
+            scope[self.T[i]] = self.value_form(i + 2, scope) if nxt == "=" else None
             return True
         declared = self.type_before(i)
         if declared is None or prev == "?" and nxt == ":":
             return False              # `a ? b : c` declares nothing
-        scope[self.T[i]] = declared
+        scope[self.T[i]] = None if declared == "[]" else "=" + declared.replace(".", ":")
         return True
 
-    def constructed_type(self, j):
-        """The type of `new T(...)` at j (`var x = new A.T(`: A.T), or None."""
-        T = self.T
-        if j < self.n and T[j] == "new" and j + 1 < self.n and is_name(T[j + 1]):
-            k = j + 1
-            while k + 2 < self.n and T[k + 1] == "." and is_name(T[k + 2]) and k - j < 16:
-                k += 2
-            return ".".join(t.lstrip("@") for t in T[j + 1:k + 1:2])
-        return None
-
-    def constructed(self, i):
-        """Whether T[i] is the last name of the type after a `new`: `new A.B.C(`."""
-        T, j = self.T, i - 1
-        while j >= 1 and T[j] == "." and is_name(T[j - 1]):
-            j -= 2
-        return j >= 0 and T[j] == "new"
+    def value_form(self, j, scope):
+        """The form of the value `var x = ...;` gives x (its expression from j), when it is
+        a construction or a call's result: "=T", "a.F()"; else None."""
+        T, n, k = self.T, self.n, j
+        while k < n and k - j < 4 * MAX_CHAIN:        # to the end of a chain of names
+            t = T[k]
+            if t == "(":
+                k = max(self.match[k], k) + 1
+            elif t == "<" and self.angles.get(k) is not None:
+                k = self.angles[k] + 1
+            elif self.name[k] or t in (".", "?", "!", "new", "this", "base"):
+                k += 1
+            else:
+                break
+        if k >= n or T[k] not in (";", ",", ")") or k == j:
+            return None
+        form = self.chain_form(k - 1, scope)
+        return form if form.startswith("=") or form.endswith("()") else None
 
     def is_declaration(self, i):
         """Whether `Name(` at i declares a method or local function (a type or a modifier
@@ -328,48 +319,64 @@ class _Uses:
         return self.type_before(i) is not None and T[j] not in ("?",)
 
     def qualifier(self, i, scope):
-        """The qualifier of the name at i (see uses/__init__.py)."""
-        T, parts, j = self.T, [], i - 1
-        while j >= 1 and T[j] == ".":
-            k = j - 1
-            if T[k] in ("?", "!"):                  # a?.b, a!.b
-                k -= 1
-            if k < 0:
-                return "?"
-            t = T[k]
+        """The qualifier of the name at i (see uses/__init__.py): the form of what stands
+        before its dot."""
+        T, j = self.T, i - 1
+        if j < 1 or T[j] != ".":
+            return ""
+        j -= 1
+        if T[j] in ("?", "!") and j >= 1:            # a?.b, a!.b
+            j -= 1
+        return self.chain_form(j, scope)
+
+    def chain_form(self, j, scope):
+        """The simple form of the expression whose last token is T[j]: names, `F()` for
+        what a call returns, "=T" for `new T(...)`, this, base; "?" for anything else. Its
+        first name is read against the member's locals (their forms)."""
+        T, parts = self.T, []
+        while j >= 0 and len(parts) <= MAX_CHAIN:
+            t = T[j]
             if t in ("this", "base"):
                 parts.append(t)
-                j = k - 1
                 break
-            if t == ")" and not parts and self.opener.get(k) is not None:
-                made = self.opener[k] - 1           # new T(...).M(): a T
-                while made >= 1 and (is_name(T[made]) or T[made] == ".") and \
-                        self.opener[k] - made < 2 * MAX_CHAIN:
-                    made -= 1
-                if made >= 0 and T[made] == "new" and made + 1 < k:
-                    declared = self.constructed_type(made)
-                    return "=" + declared.replace(".", ":") if declared else "?"
+            if t == ")":
+                m = self.opener.get(j, -1) - 1
+                if m >= 1 and T[m] == ">" and self.angles.get(m) is not None:
+                    m = self.angles[m] - 1               # F<T>()
+                if m < 0 or not self.name[m]:
+                    return "?"
+                s = m
+                while s >= 2 and T[s - 1] == "." and self.name[s - 2] and m - s < 2 * MAX_CHAIN:
+                    s -= 2
+                if s >= 1 and T[s - 1] == "new":         # new A.T(...): a T
+                    parts.append("=" + ":".join(x.lstrip("@") for x in T[s:m + 1:2]))
+                    break
+                parts.append(T[m].lstrip("@") + "()")
+                j = m - 1
+            elif self.name[j] or t in BUILTIN_TYPES:
+                parts.append(t.lstrip("@"))
+                j -= 1
+            else:
                 return "?"
-            if not is_name(t) and t not in BUILTIN_TYPES:
-                return "?"
-            parts.append(t.lstrip("@"))
-            if len(parts) > MAX_CHAIN:
-                return "?"
-            j = k - 1
-        if j >= 1 and T[j] == "::":
-            j -= 2                                   # global::A.B
-        if not parts:
-            return ""
+            if j >= 1 and T[j] == ".":
+                j -= 1
+                if T[j] in ("?", "!") and j >= 1:
+                    j -= 1
+                continue
+            if j >= 1 and T[j] == "::":
+                j -= 2                                    # global::A.B
+            break
+        else:
+            return "?"
         parts.reverse()
         head = parts[0]
-        if head in ("this", "base"):
-            return ".".join(parts)
-        if head in scope:
-            declared = scope[head]
-            if declared is None or declared == "[]":
+        if head not in ("this", "base") and head[0] != "=" and not head.endswith("()") \
+                and head in scope:
+            if scope[head] is None:
                 return "?"
-            return ".".join(["=" + declared.replace(".", ":")] + parts[1:])
-        return ".".join(parts)
+            parts[0] = scope[head]
+        joined = ".".join(parts)
+        return joined if joined.count(".") <= MAX_CHAIN else "?"
 
 
 def angle_brackets(T, name):
@@ -465,7 +472,8 @@ def declarations(chunker, types):
         if kind in ("property", "event") and name and q > k and "." not in name:
             declared = types.type_before(q)
             if declared and declared != "[]":
-                out.append(("field", ".".join(chain), name.lstrip("@"), declared, L[q], None))
+                out.append(("field", ".".join(chain), name.lstrip("@"),
+                            "=" + declared.replace(".", ":"), L[q], None))
         if stop == "{":
             end = match[j]
             if end + 1 < n and T[end + 1] == "=":

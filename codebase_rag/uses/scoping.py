@@ -2,6 +2,7 @@
 data (references.py is the one resolver that reads it). A language with uses (EXTRACTORS
 in uses/__init__.py) has a row here; see docs/references.md for what each field changes.
 """
+import re
 from dataclasses import dataclass
 
 
@@ -15,14 +16,55 @@ class Scoping:
     members_in_scope: bool = False  # an unqualified name finds the enclosing types' members
     file_scope: bool = True   # an unqualified name finds the file's top-level definitions
     extension_methods: bool = False  # `static M(this T x)` is called as `x.M()`
+    returns: object = None    # signature -> the type a member returns, dotted, or None
 
 
+WRAPPERS = ("Optional", "Awaitable", "Task", "ValueTask", "Promise", "Iterator",
+            "Generator", "IEnumerable", "Type", "type")     # what a type is read through
+
+
+def named_type(text):
+    """The first type named in a type expression as written (`Optional[Foo]`, `Foo | None`,
+    `Task<Foo>`, `"Foo"`: Foo), dotted; None for none."""
+    names = re.findall(r"[A-Za-z_][\w.]*", text[:200])
+    names = [n for n in names if n not in ("None", "null", "undefined")]
+    while len(names) > 1 and names[0].rpartition(".")[2] in WRAPPERS:
+        names = names[1:]
+    return names[0] if names else None
+
+
+def python_returns(signature):
+    """`def f(x) -> Foo:`: Foo."""
+    _, arrow, tail = signature.rpartition("->")
+    return named_type(tail) if arrow else None
+
+
+def csharp_returns(signature):
+    """`public static Foo<T> Bar(int x)`: Foo (the type before the member's name)."""
+    head = signature.partition("(")[0].split()
+    while head and head[0] in CSHARP_MODIFIERS:
+        head = head[1:]
+    return named_type(" ".join(head[:-1])) if len(head) >= 2 else None
+
+
+def typescript_returns(signature):
+    """`f(x: A): Foo`, `get x(): Foo`: Foo."""
+    close = signature.rfind(")")
+    tail = signature[close + 1:].lstrip() if close >= 0 else ""
+    return named_type(tail[1:]) if tail.startswith(":") else None
+
+
+CSHARP_MODIFIERS = frozenset("""public private protected internal static sealed abstract virtual
+override readonly extern unsafe volatile new partial async const void""".split())
 SCOPING = {
     "csharp": Scoping(constructor="<type>", identity="namespace", members_in_scope=True,
-                      file_scope=False, extension_methods=True),
-    "python": Scoping(constructor="__init__", identity="file", modules="dotted"),
-    "typescript": Scoping(constructor="constructor", identity="file", modules="paths"),
-    "javascript": Scoping(constructor="constructor", identity="file", modules="paths"),
+                      file_scope=False, extension_methods=True, returns=csharp_returns),
+    "python": Scoping(constructor="__init__", identity="file", modules="dotted",
+                      returns=python_returns),
+    "typescript": Scoping(constructor="constructor", identity="file", modules="paths",
+                          returns=typescript_returns),
+    "javascript": Scoping(constructor="constructor", identity="file", modules="paths",
+                          returns=typescript_returns),
 }
 MODULE_SUFFIXES = {
     "dotted": ((".py", ".pyi"), ("/__init__.py", "/__init__.pyi")),
