@@ -17,7 +17,6 @@ library), or inside a member but not one (a nested function), is external for bo
 import argparse
 import ast
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -90,8 +89,8 @@ def ours(store, keys):
     found = defaultdict(list)
     for chunk, file, lines, name, kind, qualifier in rows:
         lines = [int(x) for x in lines.split(",")]
-        ctx = resolver.context(chunk, file) if chunk is not None else \
-            resolver.context_at(file, lines[0])
+        ctx = ix.context(chunk, file) if chunk is not None else \
+            ix.context_at(file, lines[0])
         res = resolver.resolve(name, kind, qualifier, ctx)
         if res.types and res.status != "ambiguous":
             targets = {("type", t.files[0], t.line) for t in res.types}

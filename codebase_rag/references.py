@@ -143,8 +143,8 @@ class Questions:
         self.ix.load(r[0] for r in rows)
         for chunk, file, lines, used, kind, qualifier in rows:
             lines = [int(x) for x in lines.split(",")]
-            ctx = self.resolver.context(chunk, file) if chunk is not None else \
-                self.resolver.context_at(file, lines[0])
+            ctx = self.ix.context(chunk, file) if chunk is not None else \
+                self.ix.context_at(file, lines[0])
             res = self.resolver.resolve(used, kind, qualifier, ctx)
             hit = [d for d in res.targets if d in wanted]
             if not hit:

@@ -34,27 +34,6 @@ class Resolver:
         self._resolved = {}       # (name, kind, qualifier, Ctx): its Resolution
         self._visible = {}        # (file, namespace): the namespaces visible there
 
-    def context(self, use_chunk, file):
-        """The Ctx of a use: its member's, or for code outside every member (a field's
-        initializer) the innermost type declared around its line."""
-        if use_chunk is not None:
-            d = self.ix.def_of(use_chunk)
-            if d is not None:
-                return Ctx(d.file, d.language, d.namespace, d.cls)
-        return Ctx(file, self.ix.language_of(file), "", "")
-
-    def context_at(self, file, line):
-        """Ctx of code outside every member at file:line, from the types declared there."""
-        best = None
-        for kind, scope, name, target, start, end in self.ix.decls(file):
-            if kind == "type" and start <= line <= (end or start) and (
-                    best is None or start >= best[3]):
-                best = (scope, name, target, start)
-        if best is None:
-            return Ctx(file, self.ix.language_of(file), "", "")
-        return Ctx(file, self.ix.language_of(file), best[2],
-                   ".".join(p for p in (best[0], best[1]) if p))
-
     def resolve(self, name, kind, qualifier, ctx):
         """The Resolution of one use (the same use in the same place: the same answer)."""
         key = (name, kind, qualifier, ctx)
