@@ -130,7 +130,9 @@ def python_oracle(tree, sites, keys):
     import sysconfig
     # the tree's own roots and the standard library, not the installed packages: a call of
     # an installed copy of the tree's own package would be external to jedi
-    roots = [str(tree)] + [str(tree / d) for d in ("src", "lib") if (tree / d).is_dir()]
+    projects = [tree] + sorted({p.parent for name in ("pyproject.toml", "setup.py")
+                                for p in tree.glob(f"*/**/{name}")})
+    roots = [str(d) for p in projects for d in (p, p / "src", p / "lib") if d.is_dir()]
     stdlib = [sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")]
     project = jedi.Project(path=str(tree), sys_path=roots + stdlib, smart_sys_path=False)
     out, scripts = {}, {}
@@ -196,10 +198,9 @@ def score(tree, lang, show):
             edges_oracle.add((caller_key, want))
             counts["oracle"] += 1
         if status == "resolved":
-            counts["resolved"] += 1
-            for t in targets:
-                edges_ours.add((caller_key, t))
-            if want in targets:
+            counts["resolved"] += 1     # an overload set (a Python property and its
+            edges_ours.add((caller_key, want if want in targets else min(targets, key=str)))
+            if want in targets:         # setter) is one callee: the oracle's when it is in
                 counts["tp"] += 1
             else:
                 counts["fp"] += 1

@@ -67,6 +67,9 @@ class Ctx:
     language: str
     namespace: str
     chain: str
+    lines: tuple = (0, 0)     # the member's first and last lines: its local types' scope
+
+
 
 
 class Index:
@@ -110,7 +113,7 @@ class Index:
         if use_chunk is not None:
             d = self.def_of(use_chunk)
             if d is not None:
-                return Ctx(d.file, d.language, d.namespace, d.cls)
+                return Ctx(d.file, d.language, d.namespace, d.cls, (d.start_line, d.end_line))
         return Ctx(file, self.language_of(file), "", "")
 
     def context_at(self, file, line):
@@ -207,12 +210,15 @@ class Index:
                 for _ in range(dots - 1):
                     base = posixpath.dirname(base)
                 paths = [posixpath.join(base, rest) if rest else base]
-            else:
-                paths = [rest]
+            else:                             # beside the importer (a script's), at the top
+                here = posixpath.dirname(importer)
+                paths = [posixpath.join(here, rest) if here else rest, rest]
             for path in paths:
                 found = next((path + s for s in stems + packages if path + s in files), None)
-                if found is None and not dots:    # a source root below the repository's:
-                    found = self.by_suffix(rest, stems + packages)      # src/pkg/mod.py
+                if found:
+                    break
+            if found is None and not dots:        # a source root below the repository's:
+                found = self.by_suffix(rest, stems + packages)          # src/pkg/mod.py
         else:
             if dotted.startswith("."):
                 path = posixpath.normpath(posixpath.join(posixpath.dirname(importer), dotted))
@@ -234,12 +240,17 @@ class Index:
                      if f in files), None)
 
     def by_suffix(self, path, suffixes):
-        """The one file whose path ends with /path + a suffix (None if none or several)."""
+        """The file whose path ends with /path + a suffix nearest the top of the tree
+        (src/pkg/mod.py before tests/data/pkg/mod.py); None if none, or two as near."""
         if not hasattr(self, "_suffix_index"):
             self._suffix_index = {}
             for f in self.files():
                 parts = f.split("/")
                 for i in range(1, len(parts)):
                     self._suffix_index.setdefault("/".join(parts[i:]), []).append(f)
-        hits = [f for s in suffixes for f in self._suffix_index.get(path + s, ())]
-        return hits[0] if len(hits) == 1 else None
+        files = self.files()
+        hits = sorted((f.count("/"), f) for s in suffixes
+                      for f in self._suffix_index.get(path + s, ())
+                      if not any(f[:-len(path + s)] + p.lstrip("/") in files   # a root is
+                                 for p in suffixes if p.startswith("/")))     # no package
+        return hits[0][1] if hits and (len(hits) == 1 or hits[0][0] < hits[1][0]) else None

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from .definitions import TYPE_KINDS, Ctx
+from .uses import LOCAL
 from .uses.scoping import scoping
 
 CALLS = ("call", "new")
@@ -254,7 +255,8 @@ class Resolver:
     def lookup(self, types, name, depth=0):
         """The members named name of types, else of their bases (the nearest that has
         one), as Defs; [] if none."""
-        found = [d for t in types for d in self.ix.members_of(t, name)]
+        found = [d for t in types for d in self.ix.members_of(t, name)
+                 if d.kind not in TYPE_KINDS]       # a nested type: nested_types() has it
         if found or depth >= MAX_DEPTH:
             return found
         bases = [b for t in types for b in self.bases(t)]
@@ -290,6 +292,10 @@ class Resolver:
         name = parts[-1]
         candidates = self.ix.types_named(name)
         if s.modules:
+            local = [t for t in candidates if t.chain == f"{LOCAL}.{name}" and ctx.file in
+                     t.files and ctx.lines[0] <= t.line <= ctx.lines[1]]
+            if len(parts) == 1 and local:
+                return local          # a class declared in the member's own body
             if len(parts) == 1:
                 found = self.module_member(ctx.file, name)
                 if found and found[0] == "types":

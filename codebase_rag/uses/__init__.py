@@ -35,6 +35,8 @@ import importlib
 from typing import NamedTuple
 
 KINDS = ("call", "new", "type", "ref")
+LOCAL = "(local)"             # the outer chain of a type declared inside a function body: it
+                              # is seen from that member alone
 
 # uses.chunk: the rowid of the chunk the use is in; uses.file only for a use outside every
 # chunk (chunk NULL). One row per member, name, kind and qualifier, with the lines of its

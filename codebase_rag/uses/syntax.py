@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import Collector, owners
+from . import LOCAL, Collector, owners
 
 MAX_CHAIN = 8                 # a receiver deeper than this is "?"
 QUERIES = Path(__file__).parent / "queries"
@@ -107,7 +107,7 @@ class _Reader:
                 calls.append(caps)
             elif "type.name" in caps or "type.tree" in caps:
                 types.append(caps)
-            elif "local.name" in caps or "local.global" in caps:
+            elif "local.name" in caps or "local.param" in caps or "local.global" in caps:
                 locals_.append(caps)
             elif "field.name" in caps:
                 fields.append(caps)
@@ -246,8 +246,7 @@ class _Reader:
             return "=" + declared.replace(".", ":") if declared else "?"
         if f"{role}.value" in caps:
             form = self.qualifier(caps[f"{role}.value"][0], chunk)
-            if form.startswith("=") or form.endswith("()") and form.split(".")[0] != "base":
-                return form
+            return form if form != "base" else "?"
         return "?"
 
     def type_of(self, node):
@@ -288,6 +287,9 @@ class _Reader:
             while stack and stack[-1][0] <= node.start_byte:
                 stack.pop()
             outer = stack[-1][1] if stack else ""
+            if self.in_function(self.chunk_of(node)) and not (
+                    stack and stack[-1][1].startswith(LOCAL)):
+                outer = LOCAL         # a class of a function's own: seen only there
             chain = f"{outer}.{name}" if outer else name
             chains[node.start_byte] = (chain, outer)
             stack.append((node.end_byte, chain))
@@ -314,23 +316,31 @@ class _Reader:
         """{chunk: {name: declared type (dotted with ':'), or "?"}}: the names a member
         holds of its own (a parameter, an assignment); a class body's annotated names are
         its fields, a module's assignments of a construction its variables (decls)."""
-        scopes, outer = {}, {}
+        scopes, outer, weak = {}, {}, set()
         for caps in locals_:
-            if "local.global" in caps:
+            if "local.global" in caps:      # global x, nonlocal x: not the member's
                 node = caps["local.global"][0]
                 outer.setdefault(self.chunk_of(node), set()).add(self.text(node))
                 continue
-            node = caps["local.name"][0]
+            node = caps.get("local.name", caps.get("local.param"))[0]
             name, chunk = self.text(node), self.chunk_of(node)
             self.scopes = scopes                    # a value may name an earlier local
             form = self.form_of(caps, "local", chunk)
+            if "local.param" in caps:               # a parameter of no declared type: what
+                weak.add((chunk, name))             # the member assigns it is its value
+                scopes.setdefault(chunk, {}).setdefault(name, "?")
+                continue
             if not self.in_function(chunk):
                 if form != "?":         # a class's field, or a module's variable
                     self.decls.append(("field", self.class_at(node), name, form,
                                        node.start_point[0] + 1, None))
                 continue
             scope = scopes.setdefault(chunk, {})
-            scope[name] = form if scope.get(name, form) == form else "?"
+            if (chunk, name) in weak:
+                weak.discard((chunk, name))
+                scope[name] = form
+            else:
+                scope[name] = form if scope.get(name, form) == form else "?"
         for chunk, names in outer.items():
             for name in names:
                 scopes.get(chunk, {}).pop(name, None)

@@ -17,8 +17,8 @@
 ; value it was given, from which a construction's type is read)
 (typed_parameter (identifier) @local.name type: (type) @local.type)
 (typed_default_parameter name: (identifier) @local.name type: (type) @local.type)
-(parameters (identifier) @local.name)
-(default_parameter name: (identifier) @local.name)
+(parameters (identifier) @local.param)
+(default_parameter name: (identifier) @local.param)
 (lambda_parameters (identifier) @local.name)
 (assignment left: (identifier) @local.name type: (type) @local.type)
 (assignment left: (identifier) @local.name right: (_) @local.value)
@@ -30,6 +30,7 @@
 (as_pattern_target (identifier) @local.name)
 (except_clause (as_pattern alias: (as_pattern_target (identifier) @local.name)))
 (named_expression name: (identifier) @local.name value: (_) @local.value)
+(block (function_definition name: (identifier) @local.name))
 (global_statement (identifier) @local.global)
 (nonlocal_statement (identifier) @local.global)
 
