@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from .definitions import TYPE_KINDS, Ctx
 from .uses import LOCAL
-from .uses.scoping import scoping
+from .uses.scoping import extended_type, scoping
 
 CALLS = ("call", "new")
 MAX_DEPTH = 8                 # bases, imports followed, qualifier chains
@@ -435,12 +435,6 @@ class Resolver:
                 if found and found[0] != "external":
                     return found
         return None
-
-
-def extended_type(signature):
-    """The type a C# extension method extends: `Clamp(this int value, ...)` -> int."""
-    m = re.search(r"\(this\s+(?:ref\s+|in\s+)?([\w.]+)", signature)
-    return m.group(1).rpartition(".")[2] if m else ""
 
 
 def verdict(found):

@@ -54,6 +54,12 @@ def typescript_returns(signature):
     return named_type(tail[1:]) if tail.startswith(":") else None
 
 
+def extended_type(signature):
+    """The type a C# extension method extends: `Clamp(this int value, ...)` -> int."""
+    m = re.search(r"\(this\s+(?:ref\s+|in\s+)?([\w.]+)", signature)
+    return m.group(1).rpartition(".")[2] if m else ""
+
+
 CSHARP_MODIFIERS = frozenset("""public private protected internal static sealed abstract virtual
 override readonly extern unsafe volatile new partial async const void""".split())
 SCOPING = {
