@@ -5,7 +5,6 @@ one member (or one overload set of one type), or is ambiguous (several candidate
 unresolved: external (a library's name, a type the index does not hold) or unknown (a
 receiver whose type the syntax does not give).
 """
-import re
 from dataclasses import dataclass, field
 
 from .definitions import TYPE_KINDS, Ctx
