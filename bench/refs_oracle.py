@@ -166,7 +166,39 @@ def python_oracle(tree, sites, keys):
     return out
 
 
-ORACLES = {"python": (python_sites, python_oracle, (".py",))}
+def python(tree, files, keys):
+    sites = python_sites(tree, files)
+    return sites, python_oracle(tree, sites, keys)
+
+
+def typescript(tree, files, keys):
+    """(sites, {site: key or "external"}) by the TypeScript checker (refs_oracle.js)."""
+    done = subprocess.run(["node", "--max-old-space-size=4096",
+                           str(ROOT / "tests" / "oracle" / "ts" / "refs_oracle.js"),
+                           "--root", str(tree)], input="\n".join(files), text=True,
+                          capture_output=True, check=True)
+    sites, truth = [], {}
+    for line in done.stdout.splitlines():
+        r = json.loads(line)
+        site = (r["file"], r["line"], r["col"], r["name"])
+        sites.append(site)
+        d, key = r["decl"], "external"
+        if d and d["kind"] in ("ClassDeclaration", "ClassExpression"):
+            key = keys.of_place(d["file"], d["line"]) or "external"
+            key = key if key != "external" and key[0] == "type" else "external"
+        elif d and d["kind"] in CALLABLE_DECLS:
+            key = keys.of_place(d["file"], d["line"], d["name"]) or "external"
+        truth[site] = key
+    return sites, truth
+
+
+CALLABLE_DECLS = ("FunctionDeclaration", "MethodDeclaration", "Constructor", "GetAccessor",
+                  "SetAccessor", "VariableDeclaration", "PropertyAssignment",
+                  "PropertyDeclaration", "FunctionExpression", "ArrowFunction",
+                  "ShorthandPropertyAssignment")
+ES_EXTS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
+ORACLES = {"python": (python, (".py",)), "typescript": (typescript, ES_EXTS[:4]),
+           "javascript": (typescript, ES_EXTS[4:])}
 
 
 def score(tree, lang, show):
@@ -175,13 +207,12 @@ def score(tree, lang, show):
     started = time.perf_counter()
     store = build(tree, work / "db")
     keys = Keys(store)
-    files, oracle_of, exts = None, ORACLES[lang][1], ORACLES[lang][2]
+    oracle_of, exts = ORACLES[lang]
     files = sorted(p for (p,) in store.db.execute("SELECT path FROM files")
                    if p.endswith(exts))
-    sites = ORACLES[lang][0](tree, files)
     ours_ = ours(store, keys)
     built = time.perf_counter() - started
-    truth = oracle_of(tree, sites, keys)
+    sites, truth = oracle_of(tree, files, keys)
     counts = Counter()
     edges_ours, edges_oracle, wrong, missed = set(), set(), [], []
     taken = Counter()

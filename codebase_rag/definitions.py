@@ -84,10 +84,13 @@ class Index:
         self._global_usings, self._usings = None, {}
 
     def defs_named(self, name):
+        """The chunks that declare name (not a callback named after the call it is passed
+        to, `test("...", () => {...})`: its signature does not say the name)."""
         found = self._named.get(name)
         if found is None:
-            found = self._named[name] = [Def(*r) for r in self.db.execute(
-                f"SELECT {DEF_COLUMNS} FROM chunks WHERE member=?", (name,))]
+            found = self._named[name] = [d for d in (Def(*r) for r in self.db.execute(
+                f"SELECT {DEF_COLUMNS} FROM chunks WHERE member=?", (name,)))
+                if name in d.signature or not d.signature]
         return found
 
     def load(self, rowids):
@@ -219,14 +222,29 @@ class Index:
                     break
             if found is None and not dots:        # a source root below the repository's:
                 found = self.by_suffix(rest, stems + packages)          # src/pkg/mod.py
-        else:
-            if dotted.startswith("."):
-                path = posixpath.normpath(posixpath.join(posixpath.dirname(importer), dotted))
-                bare = re.sub(r"\.(m|c)?jsx?$", "", path)      # './x.js' names x.ts
-                found = next((p for p in [path] + [bare + s for s in stems + packages]
-                              if p in files), None)
+        elif dotted.startswith("."):
+            path = posixpath.normpath(posixpath.join(posixpath.dirname(importer), dotted))
+            bare = re.sub(r"\.(m|c)?jsx?$", "", path)      # './x.js' names x.ts
+            found = next((p for p in [path] + [bare + s for s in stems + packages]
+                          if p in files), None)
+        else:                     # a package: a folder of the tree named after it (a
+            found = self.package_file(dotted, stems, packages)     # monorepo's packages/x)
         self._modules[key] = found
         return found
+
+    def package_file(self, spec, stems, packages):
+        """The file of the tree a package name denotes (`zod`, `zod/v4`, `@scope/pkg/sub`):
+        its folder's src/ or itself, index or the subpath; None if none or two as near."""
+        parts = spec.split("/")
+        head = 2 if spec.startswith("@") else 1
+        folder, sub = parts[head - 1], "/".join(parts[head:])
+        for base in (f"{folder}/src", folder):
+            path = f"{base}/{sub}" if sub else base
+            found = self.by_suffix(path, stems + packages) if sub else \
+                self.by_suffix(path, packages)
+            if found:
+                return found
+        return None
 
     def submodule(self, file, name):
         """The module name of the package whose __init__ is file (pkg/__init__.py, name:

@@ -44,9 +44,11 @@ class Resolver:
 
     def resolve_afresh(self, name, kind, qualifier, ctx):
         s = scoping(ctx.language)
-        if kind == "new":
+        if kind == "new" and not s.modules:
             types = self.type_named(qualifier.split(".") + [name] if qualifier else [name], ctx)
             return self.constructed(types)
+        if kind == "new":             # `new X()` where X is any value of a module (a class,
+            kind = "call"             # a function, a const): resolved as a call of it
         if qualifier == "?":
             return self.extension(name, ctx, None, UNKNOWN) if kind == "call" and \
                 s.extension_methods else UNKNOWN
@@ -201,7 +203,7 @@ class Resolver:
                     return (what, value)
                 if what == "value":
                     return value
-                return "unknown"      # a function of the module
+                return "external" if what == "external" else "unknown"  # a function
         types = self.type_named([head], ctx)
         if isinstance(types, list) and types:
             return ("types", types)
@@ -394,10 +396,10 @@ class Resolver:
         defs = [d for d in self.ix.defs_named(name) if d.file == file and not d.cls
                 and d.kind not in TYPE_KINDS]
         types = [t for t in self.ix.types_named(name) if file in t.files and "." not in t.chain]
+        if defs:                  # a value before a type of the same name (TypeScript's
+            return ("defs", defs)     # `interface X` beside `const X = ...`)
         if types:
             return ("types", types)
-        if defs:
-            return ("defs", defs)
         language = self.ix.language_of(file)
         style = scoping(language).modules
         if not style:
@@ -415,7 +417,7 @@ class Resolver:
             if local != name:
                 continue
             module, _, member = target.partition(":")
-            where = self.ix.module_file(style, module, file)
+            where = self.ix.module_file(style, module, file) if module else file
             if where is None:
                 return ("external", None)
             if not member:

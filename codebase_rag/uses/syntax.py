@@ -46,13 +46,25 @@ class Forms:
     function_kinds: frozenset = frozenset(("function", "method", "constructor", "getter",
                                            "setter"))
     type_names: frozenset = frozenset()   # node types of a name inside a type
+    type_member: tuple = ()       # (node type, object field, name field) of `a.B` in a type
+    base_constructor: str = ""    # what a call of the base itself (`super(x)`) calls
 
 
+ES = dict(identifiers=frozenset(("identifier",)),
+          member=("member_expression", "object", "property"), call=("call_expression", "function"),
+          new=("new_expression", "constructor"), this=frozenset(("this",)),
+          base=frozenset(("super",)), base_constructor="constructor",
+          wrappers=frozenset(("parenthesized_expression", "non_null_expression", "as_expression",
+                              "satisfies_expression", "await_expression")),
+          type_names=frozenset(("type_identifier",)),
+          type_member=("nested_type_identifier", "module", "name"))
 FORMS = {
     "python": Forms("python.scm", frozenset(("identifier",)), ("attribute", "object", "attribute"),
                     ("call", "function"), self_words=frozenset(("self", "cls")),
                     base_call="super", wrappers=frozenset(("parenthesized_expression",)),
                     head_import=True, type_names=frozenset(("identifier",))),
+    "typescript": Forms("typescript.scm", **ES),
+    "javascript": Forms("javascript.scm", **ES),
 }
 _queries = {}
 _lock = threading.Lock()
@@ -99,7 +111,7 @@ class _Reader:
     def run(self, matches):
         calls, refs, types, locals_, fields, classes, bases, imports = ([] for _ in range(8))
         for _, caps in matches:
-            if "call.name" in caps:
+            if "call.name" in caps or "call.base" in caps:
                 calls.append(caps)
             elif "ref.name" in caps:
                 refs.append(caps)
@@ -115,16 +127,21 @@ class _Reader:
                 classes.append(caps)
             elif "base.name" in caps:
                 bases.append(caps)
-            elif any(k.startswith("import.") for k in caps):
+            elif any(k.startswith(("import.", "export.")) for k in caps):
                 imports.append(caps)
         self.chains = self.class_chains(classes)
-        self.scopes = {}
-        self.scopes = self.locals_of(locals_)
+        self.scopes, self.imported = {}, set()
         self.read_imports(imports)
+        self.scopes = self.locals_of(locals_)
         self.read_fields(fields)
         self.read_bases(bases)
         called = set()
         for caps in calls:
+            if "call.base" in caps:   # super(...): the base's constructor
+                self.uses.add(self.chunk_of(caps["call.base"][0]),
+                              caps["call.base"][0].start_point[0] + 1,
+                              self.forms.base_constructor, "call", "base")
+                continue
             kind = "new" if "new.name" in caps else "call"
             name = caps[f"{kind}.name"][0]
             called.add(name.start_byte)
@@ -228,13 +245,13 @@ class _Reader:
             if node.type in f.identifiers or node.type in f.type_names:
                 parts.append(self.text(node))
                 return ".".join(reversed(parts))
-            if node.type != f.member[0]:
-                return None
-            name = node.child_by_field_name(f.member[2])
+            member = f.member if node.type == f.member[0] else f.type_member \
+                if f.type_member and node.type == f.type_member[0] else None
+            name = node.child_by_field_name(member[2]) if member else None
             if name is None:
                 return None
             parts.append(self.text(name))
-            node = node.child_by_field_name(f.member[1])
+            node = node.child_by_field_name(member[1])
         return None
 
     def form_of(self, caps, role, chunk):
@@ -266,10 +283,12 @@ class _Reader:
         found, stack, f = [], [node], self.forms
         while stack:
             n = stack.pop()
-            if n.type == f.member[0]:
-                name = n.child_by_field_name(f.member[2])
+            member = f.member if n.type == f.member[0] else f.type_member \
+                if f.type_member and n.type == f.type_member[0] else None
+            if member:
+                name = n.child_by_field_name(member[2])
                 if name is not None:
-                    found.append((name, n.child_by_field_name(f.member[1])))
+                    found.append((name, n.child_by_field_name(member[1])))
                 continue
             if n.type in f.identifiers or n.type in f.type_names:
                 found.append((n, None))
@@ -293,7 +312,7 @@ class _Reader:
             chain = f"{outer}.{name}" if outer else name
             chains[node.start_byte] = (chain, outer)
             stack.append((node.end_byte, chain))
-            self.decls.append(("type", outer, name, "", node.start_point[0] + 1,
+            self.decls.append(("type", outer, name, "", caps["class.name"][0].start_point[0] + 1,
                                node.end_point[0] + 1))
         self.open_classes = sorted((node_start, chains[node_start][0])
                                    for node_start in chains)
@@ -323,6 +342,8 @@ class _Reader:
                 outer.setdefault(self.chunk_of(node), set()).add(self.text(node))
                 continue
             node = caps.get("local.name", caps.get("local.param"))[0]
+            if node.start_byte in self.imported:
+                continue                            # `const x = require(...)`: an import
             name, chunk = self.text(node), self.chunk_of(node)
             self.scopes = scopes                    # a value may name an earlier local
             form = self.form_of(caps, "local", chunk)
@@ -361,7 +382,9 @@ class _Reader:
     def read_bases(self, bases):
         for caps in bases:
             node = caps["base.name"][0]
-            klass = node.parent.parent if node.parent is not None else None
+            klass, steps = node.parent, 0       # the class: a few nodes up (its bases' list)
+            while klass is not None and klass.start_byte not in self.chains and steps < 4:
+                klass, steps = klass.parent, steps + 1
             if klass is None or klass.start_byte not in self.chains:
                 continue
             dotted = self.dotted(node)
@@ -372,6 +395,18 @@ class _Reader:
     def read_imports(self, imports):
         for caps in imports:
             line = next(iter(caps.values()))[0].start_point[0] + 1
+            if "import.require" in caps and self.text(caps["import.require"][0]) != "require":
+                continue
+            if "export.default" in caps:            # export default Foo: Foo of this file
+                self.decls.append(("import", "", "default",
+                                   ":" + self.text(caps["export.default"][0]), line, None))
+                continue
+            if "import.default" in caps:
+                self.decls.append(("import", "", self.text(caps["import.default"][0]),
+                                   self.text(caps["import.from"][0]) + ":default", line, None))
+                continue
+            for node in [*caps.get("import.alias", ()), *caps.get("import.name", ())]:
+                self.imported.add(node.start_byte)
             alias = self.text(caps["import.alias"][0]) if "import.alias" in caps else None
             if "import.module" in caps:
                 module = self.text(caps["import.module"][0])
