@@ -195,7 +195,8 @@ def typescript(tree, files, keys):
 CALLABLE_DECLS = ("FunctionDeclaration", "MethodDeclaration", "Constructor", "GetAccessor",
                   "SetAccessor", "VariableDeclaration", "PropertyAssignment",
                   "PropertyDeclaration", "FunctionExpression", "ArrowFunction",
-                  "ShorthandPropertyAssignment")
+                  "ShorthandPropertyAssignment", "BinaryExpression",
+                  "PropertyAccessExpression")
 ES_EXTS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 ORACLES = {"python": (python, (".py",)), "typescript": (typescript, ES_EXTS[:4]),
            "javascript": (typescript, ES_EXTS[4:])}

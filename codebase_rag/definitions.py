@@ -192,7 +192,9 @@ class Index:
     def members_of(self, t, name, chain=None):
         """The chunks named name declared in type t."""
         chain = t.chain if chain is None else chain
-        return [d for d in self.defs_named(name) if d.cls == chain and (
+        held = scoping(t.language).member_chains
+        return [d for d in self.defs_named(name) if (d.cls == chain or held and any(
+            d.cls == form.format(chain) for form in held)) and (
             d.namespace == t.namespace if scoping(t.language).identity == "namespace"
             else d.file in t.files)]
 

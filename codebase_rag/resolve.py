@@ -78,6 +78,10 @@ class Resolver:
         if found is None:
             return EXTERNAL
         what, value = found
+        if what == "module" and kind in CALLS:       # a module called: its default export
+            found = self.module_member(value, "default")
+            return self.as_resolution(found, kind) if found and found[0] != "module" \
+                else EXTERNAL
         if what == "defs":
             return verdict(value)
         if what == "types":
@@ -281,8 +285,12 @@ class Resolver:
 
     def type_of_chain(self, chain, ctx):
         """The Types of the chain around ctx (its own class, an outer one)."""
-        name = chain.rpartition(".")[2]
         s = scoping(ctx.language)
+        for form in s.member_chains:            # Runner.prototype: Runner's
+            head, _, tail = form.partition("{}")
+            if tail and chain.endswith(tail) and chain.startswith(head):
+                chain = chain[len(head):len(chain) - len(tail)]
+        name = chain.rpartition(".")[2]
         return [t for t in self.ix.types_named(name) if t.chain == chain and (
             t.namespace == ctx.namespace if s.identity == "namespace" else ctx.file in t.files)]
 
@@ -393,8 +401,9 @@ class Resolver:
         if (file, name) in seen or depth > MAX_DEPTH:
             return None
         seen.add((file, name))
-        defs = [d for d in self.ix.defs_named(name) if d.file == file and not d.cls
-                and d.kind not in TYPE_KINDS]
+        exported = scoping(self.ix.language_of(file)).module_objects
+        defs = [d for d in self.ix.defs_named(name) if d.file == file and d.kind not in
+                TYPE_KINDS and (not d.cls or d.cls in exported)]
         types = [t for t in self.ix.types_named(name) if file in t.files and "." not in t.chain]
         if defs:                  # a value before a type of the same name (TypeScript's
             return ("defs", defs)     # `interface X` beside `const X = ...`)

@@ -17,6 +17,8 @@ class Scoping:
     file_scope: bool = True   # an unqualified name finds the file's top-level definitions
     extension_methods: bool = False  # `static M(this T x)` is called as `x.M()`
     returns: object = None    # signature -> the type a member returns, dotted, or None
+    module_objects: tuple = ()    # containers that are the module itself (`exports.f = ...`)
+    member_chains: tuple = ()     # other class chains of a type's members: "{}.prototype"
 
 
 WRAPPERS = ("Optional", "Awaitable", "Task", "ValueTask", "Promise", "Iterator",
@@ -68,9 +70,13 @@ SCOPING = {
     "python": Scoping(constructor="__init__", identity="file", modules="dotted",
                       returns=python_returns),
     "typescript": Scoping(constructor="constructor", identity="file", modules="paths",
-                          returns=typescript_returns),
+                          returns=typescript_returns,
+                          module_objects=("exports", "module.exports"),
+                          member_chains=("{}.prototype",)),
     "javascript": Scoping(constructor="constructor", identity="file", modules="paths",
-                          returns=typescript_returns),
+                          returns=typescript_returns,
+                          module_objects=("exports", "module.exports"),
+                          member_chains=("{}.prototype",)),
 }
 MODULE_SUFFIXES = {
     "dotted": ((".py", ".pyi"), ("/__init__.py", "/__init__.pyi")),

@@ -397,7 +397,9 @@ class _Reader:
             line = next(iter(caps.values()))[0].start_point[0] + 1
             if "import.require" in caps and self.text(caps["import.require"][0]) != "require":
                 continue
-            if "export.default" in caps:            # export default Foo: Foo of this file
+            if "export.module" in caps and self.text(caps["export.module"][0]) != "module":
+                continue
+            if "export.default" in caps:            # export default Foo, module.exports = Foo
                 self.decls.append(("import", "", "default",
                                    ":" + self.text(caps["export.default"][0]), line, None))
                 continue

@@ -67,6 +67,13 @@
 (variable_declarator name: (identifier) @import.alias
     value: (call_expression function: (identifier) @import.require
                             arguments: (arguments (string (string_fragment) @import.from))))
+(variable_declarator name: (identifier) @import.alias
+    value: (member_expression object: (call_expression function: (identifier) @import.require
+                                 arguments: (arguments (string (string_fragment) @import.from)))
+                              property: (property_identifier) @import.name))
+(expression_statement (assignment_expression
+    left: (member_expression object: (identifier) @export.module property: (property_identifier))
+    right: (identifier) @export.default))
 (variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @import.name)
     value: (call_expression function: (identifier) @import.require
                             arguments: (arguments (string (string_fragment) @import.from))))
