@@ -146,7 +146,7 @@ def python_oracle(tree, sites, keys):
             found = script.goto(line, col, follow_imports=True)
         except Exception:
             found = []
-        key = "external"
+        key = "external" if found else "unbound"
         for d in found:
             path = d.module_path
             if path is None or d.line is None:
@@ -182,7 +182,7 @@ def typescript(tree, files, keys):
         r = json.loads(line)
         site = (r["file"], r["line"], r["col"], r["name"])
         sites.append(site)
-        d, key = r["decl"], "external"
+        d, key = r["decl"], "external" if r["decl"] else "unbound"
         if d and d["kind"] in ("ClassDeclaration", "ClassExpression"):
             key = keys.of_place(d["file"], d["line"]) or "external"
             key = key if key != "external" and key[0] == "type" else "external"
@@ -226,6 +226,10 @@ def score(tree, lang, show):
             ("not read", set(), None)
         want = truth[site]
         caller_key = caller.rowid if caller is not None else (rel, "file")
+        if want == "unbound":           # the oracle bound the name to nothing
+            counts["unbound"] += 1
+            counts["resolved_unbound"] += status == "resolved"
+            want = "external"
         if want != "external":
             edges_oracle.add((caller_key, want))
             counts["oracle"] += 1
@@ -245,6 +249,8 @@ def score(tree, lang, show):
         tree=tree.name, files=len(files), sites=len(sites), oracle_members=counts["oracle"],
         resolved=counts["resolved"], tp=counts["tp"], fp=counts["fp"],
         precision=counts["tp"] / max(counts["resolved"], 1),
+        bound_precision=counts["tp"] / max(counts["resolved"] - counts["resolved_unbound"], 1),
+        unbound=counts["unbound"], resolved_unbound=counts["resolved_unbound"],
         recall=counts["tp"] / max(counts["oracle"], 1),
         ambiguous=counts["ambiguous"], unknown=counts["unknown"],
         external=counts["external"], not_read=counts["not read"],
@@ -270,15 +276,17 @@ def main():
     p.add_argument("--out", type=Path, help="append the rows as JSON lines")
     args = p.parse_args()
     print("| language | tree | files | call sites | oracle: a member | resolved | precision | "
-          "recall | ambiguous | unknown receiver | external to us | edges P / R |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "recall | ambiguous | unknown receiver | external to us | edges P / R | oracle "
+          "bound nothing: sites (we resolved) | precision where it bound |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
     for tree in args.trees:
         r = score(tree, args.lang, args.show)
         print(f"| {args.lang} | {r['tree']} | {r['files']:,} | {r['sites']:,} | "
               f"{r['oracle_members']:,} | {r['resolved']:,} | {r['precision']:.3f} | "
               f"{r['recall']:.3f} | {r['ambiguous']:,} | {r['unknown']:,} | "
               f"{r['external'] + r['not_read']:,} | {r['edge_precision']:.3f} / "
-              f"{r['edge_recall']:.3f} |", flush=True)
+              f"{r['edge_recall']:.3f} | {r['unbound']:,} ({r['resolved_unbound']:,}) | "
+              f"{r['bound_precision']:.3f} |", flush=True)
         if args.out:
             with args.out.open("a") as f:
                 f.write(json.dumps({"lang": args.lang, **r}) + "\n")

@@ -115,7 +115,7 @@ class Resolver:
                     if found:
                         return verdict(found)
         if s.file_scope or s.modules:
-            found = self.module_member(ctx.file, name)
+            found = self.module_member(ctx.file, name, lexical=True)
             if found is not None:
                 return self.as_resolution(found, kind)
         if s.extension_methods:       # `using static`
@@ -200,7 +200,7 @@ class Resolver:
                 if typed is not None:
                     return typed
         if s.modules:
-            found = self.module_member(ctx.file, head, depth)
+            found = self.module_member(ctx.file, head, depth, lexical=True)
             if found is not None:
                 what, value = found
                 if what in ("module", "types"):
@@ -306,7 +306,7 @@ class Resolver:
             if len(parts) == 1 and local:
                 return local          # a class declared in the member's own body
             if len(parts) == 1:
-                found = self.module_member(ctx.file, name)
+                found = self.module_member(ctx.file, name, lexical=True)
                 if found and found[0] == "types":
                     return found[1]
                 return [t for t in candidates if ctx.file in t.files and
@@ -394,14 +394,15 @@ class Resolver:
             found = [d for d in found if extended_type(d.signature) in names] or found
         return verdict(found) if found else missing
 
-    def module_member(self, file, name, depth=0, seen=None):
+    def module_member(self, file, name, depth=0, seen=None, lexical=False):
         """What name denotes at the top of file: ("defs", [Def]), ("types", [Type]),
-        ("module", file) or None; imports and re-exports followed."""
+        ("module", file) or None; imports and re-exports followed. lexical: as a bare name
+        in that file (`exports.f = ...` is no name there), else as what it exports."""
         seen = seen or set()
         if (file, name) in seen or depth > MAX_DEPTH:
             return None
         seen.add((file, name))
-        exported = scoping(self.ix.language_of(file)).module_objects
+        exported = () if lexical else scoping(self.ix.language_of(file)).module_objects
         defs = [d for d in self.ix.defs_named(name) if d.file == file and d.kind not in
                 TYPE_KINDS and (not d.cls or d.cls in exported)]
         types = [t for t in self.ix.types_named(name) if file in t.files and "." not in t.chain]

@@ -80,7 +80,7 @@ SCOPING = {
 }
 MODULE_SUFFIXES = {
     "dotted": ((".py", ".pyi"), ("/__init__.py", "/__init__.pyi")),
-    "paths": ((".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mts", ".mjs", ".cts", ".cjs"),
+    "paths": ((".ts", ".tsx", ".js", ".jsx", ".mts", ".mjs", ".cts", ".cjs", ".d.ts"),
            ("/index.ts", "/index.tsx", "/index.js", "/index.jsx", "/index.mjs")),
 }
 

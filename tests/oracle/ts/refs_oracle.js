@@ -82,16 +82,24 @@ const program = ts.createProgram(files, options);
 const checker = program.getTypeChecker();
 
 function declOf(node) {
-  let symbol = checker.getSymbolAtLocation(node);
-  if (!symbol) return null;
-  if (symbol.flags & ts.SymbolFlags.Alias) {
-    try { symbol = checker.getAliasedSymbol(symbol); } catch (e) { return null; }
+  let symbol = checker.getSymbolAtLocation(node), d = null;
+  for (let hop = 0; symbol && hop < 4; hop++) {
+    if (symbol.flags & ts.SymbolFlags.Alias) {
+      try { symbol = checker.getAliasedSymbol(symbol); } catch (e) { return null; }
+    }
+    const decls = symbol.declarations || [];
+    if (!decls.length) return null;
+    // what a call calls is a value (not a type alias or interface of the same name), and of
+    // a function with overloads its implementation
+    d = decls.find(x => ts.isFunctionLike(x) && x.body) || symbol.valueDeclaration || decls[0];
+    // module.exports = { f } or { g: f }: the f it names
+    let next = null;
+    if (ts.isShorthandPropertyAssignment(d)) next = checker.getShorthandAssignmentValueSymbol(d);
+    else if (ts.isPropertyAssignment(d) && ts.isIdentifier(d.initializer)) next = checker.getSymbolAtLocation(d.initializer);
+    if (!next) break;
+    symbol = next;
   }
-  const decls = symbol.declarations || [];
-  if (!decls.length) return null;
-  // what a call calls is a value (not a type alias or interface of the same name), and of a
-  // function with overloads its implementation
-  const d = decls.find(x => ts.isFunctionLike(x) && x.body) || symbol.valueDeclaration || decls[0];
+  if (!d) return null;
   const sf = d.getSourceFile();
   if (sf.isDeclarationFile) return null;
   const nameNode = d.name || d;
