@@ -5,7 +5,7 @@ question (or one MCP call): the database may change between two of those, not wi
 """
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .languages import language_for
 from .uses.scoping import MODULE_SUFFIXES, scoping
@@ -58,6 +58,19 @@ class Type:
 
 DEF_COLUMNS = "rowid, file, language, namespace, class, member, kind, start_line, end_line, " \
               "signature"
+
+
+@dataclass
+class Resolution:
+    """What one use denotes (resolve.py): resolved to one member (or the overloads of one
+    type), ambiguous, or unresolved: external (a library's) or unknown (a receiver of a
+    type the syntax does not give)."""
+    status: str               # resolved, ambiguous, external, unknown
+    targets: list = field(default_factory=list)   # Defs (resolved, ambiguous)
+    types: tuple = ()         # for a construction: the Types constructed
+
+
+EXTERNAL, UNKNOWN = Resolution("external"), Resolution("unknown")
 
 
 @dataclass(frozen=True)

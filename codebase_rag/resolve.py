@@ -5,30 +5,17 @@ one member (or one overload set of one type), or is ambiguous (several candidate
 unresolved: external (a library's name, a type the index does not hold) or unknown (a
 receiver whose type the syntax does not give).
 """
-from dataclasses import dataclass, field
 
-from .definitions import TYPE_KINDS, Ctx
+from .definitions import EXTERNAL, TYPE_KINDS, UNKNOWN, Ctx
+from .namespaces import Namespaces, verdict
 from .uses import LOCAL
-from .uses.scoping import extended_type, scoping
+from .uses.scoping import scoping
 
 CALLS = ("call", "new")
 MAX_DEPTH = 8                 # bases, imports followed, qualifier chains
 
 
-@dataclass
-class Resolution:
-    status: str               # resolved, ambiguous, external, unknown
-    targets: list = field(default_factory=list)   # Defs (resolved, ambiguous)
-    types: tuple = ()         # for a construction: the Types constructed
-
-
-EXTERNAL, UNKNOWN = Resolution("external"), Resolution("unknown")
-
-
-EXTERNAL, UNKNOWN = Resolution("external"), Resolution("unknown")
-
-
-class Resolver:
+class Resolver(Namespaces):
     def __init__(self, index):
         self.ix = index
         self._resolved = {}       # (name, kind, qualifier, Ctx): its Resolution
@@ -359,41 +346,6 @@ class Resolver:
                     ctx.namespace == t.namespace or ctx.namespace.startswith(t.namespace + "."))]
         return found or ("external" if not quiet else [])
 
-    def visible_namespaces(self, ctx):
-        key = (ctx.file, ctx.namespace)
-        if key not in self._visible:
-            self._visible[key] = self.namespaces_seen_from(ctx)
-        return self._visible[key]
-
-    def namespaces_seen_from(self, ctx):
-        visible = {""}
-        parts = ctx.namespace.split(".") if ctx.namespace else []
-        visible.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
-        for kind, scope, name, target in self.ix.usings(ctx.file):
-            if kind == "using" and not name:
-                visible.add(target)
-        return visible | self.ix.global_usings()
-
-    def aliases(self, file):
-        return [(name, target) for kind, _, name, target in self.ix.usings(file)
-                if kind == "using" and name]
-
-    def aliased(self, file, alias, namespace, middle):
-        return any(name == alias and ".".join([target] + list(middle)) == namespace
-                   for name, target in self.aliases(file))
-
-    def extension(self, name, ctx, receiver_types, missing):
-        """C#: `x.M()` as a call of a static `M(this T x)` whose class's namespace is in
-        scope (of the receiver's type where it is known)."""
-        visible = self.visible_namespaces(ctx)
-        found = [d for d in self.ix.defs_named(name)
-                 if "(this " in d.signature and (d.namespace in visible or
-                                                  d.namespace == ctx.namespace)]
-        if receiver_types and receiver_types not in ("external", "unknown"):
-            names = {t.name for t in receiver_types}
-            found = [d for d in found if extended_type(d.signature) in names] or found
-        return verdict(found) if found else missing
-
     def module_member(self, file, name, depth=0, seen=None, lexical=False):
         """What name denotes at the top of file: ("defs", [Def]), ("types", [Type]),
         ("module", file) or None; imports and re-exports followed. lexical: as a bare name
@@ -446,15 +398,3 @@ class Resolver:
                 if found and found[0] != "external":
                     return found
         return None
-
-
-def verdict(found):
-    """A Resolution from the Defs a use may denote: one, or overloads of one type, is
-    resolved; more is ambiguous."""
-    found = list(dict.fromkeys(found))
-    if not found:
-        return EXTERNAL
-    owners = {(d.file if d.is_type else d.namespace, d.cls, d.member) for d in found}
-    if len(owners) == 1:
-        return Resolution("resolved", found)
-    return Resolution("ambiguous", found)

@@ -17,7 +17,7 @@ RANK = {
     "chunkers.parsers": 2, "chunkers.tables": 2, "chunkers.contract": 2, "chunkers.csharp": 3,
     "chunkers.python": 3, "chunkers.typescript": 3, "chunkers.syntax": 3, "text": 2,
     "uses": 4, "uses.csharp": 4, "uses.syntax": 4, "uses.scoping": 4, "definitions": 6,
-    "resolve": 7, "references": 8,
+    "namespaces": 7, "resolve": 8, "references": 9,
     "export": 3, "chroma": 3, "flat": 3, "cache": 4, "embed": 5, "store": 5, "lock": 5,
     "remote": 5, "team_wire": 3, "team_chroma": 4, "team_postgres": 4, "nearest": 6,
     "keywords": 6, "check": 9, "search": 7, "render": 6, "hook": 6, "indexer": 8, "runs": 9,
