@@ -28,15 +28,16 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def build(tree, db):
-    """Step 1 of a build (chunks, uses, decls; no vectors) of tree into db."""
+def build(tree, db, embedder=None):
+    """Step 1 of a build (chunks, uses, decls; no vectors) of tree into db (embedder: what
+    counts a window's tokens, the index's own model by default)."""
     import shutil
     from codebase_rag.indexer import Indexer
     from codebase_rag.runs import open_for_write
     from codebase_rag.walk import Ignore
     shutil.rmtree(db, ignore_errors=True)
     store = open_for_write(db, tree, None)
-    ix = Indexer(store, tree, Ignore(tree), progress=False)
+    ix = Indexer(store, tree, Ignore(tree), progress=False, embedder=embedder)
     ix.run(ix.walk_tree())
     return store
 
@@ -202,11 +203,12 @@ ORACLES = {"python": (python, (".py",)), "typescript": (typescript, ES_EXTS[:4])
            "javascript": (typescript, ES_EXTS[4:])}
 
 
-def score(tree, lang, show):
+def score(tree, lang, show=0, embedder=None, work=None):
+    """The oracle's figures for one tree (a dict); show: print so many wrong and missed."""
     tree = tree.resolve()
-    work = Path(tempfile.mkdtemp(prefix="refs-oracle-"))
+    work = Path(work or tempfile.mkdtemp(prefix="refs-oracle-"))
     started = time.perf_counter()
-    store = build(tree, work / "db")
+    store = build(tree, work / "db", embedder)
     keys = Keys(store)
     oracle_of, exts = ORACLES[lang]
     files = sorted(p for (p,) in store.db.execute("SELECT path FROM files")

@@ -6,7 +6,7 @@ unresolved: external (a library's name, a type the index does not hold) or unkno
 receiver whose type the syntax does not give).
 """
 
-from .definitions import EXTERNAL, TYPE_KINDS, UNKNOWN, Ctx
+from .definitions import EXTERNAL, TYPE_KINDS, UNKNOWN, Ctx, Type
 from .namespaces import Namespaces, verdict
 from .uses import LOCAL
 from .uses.scoping import scoping
@@ -270,6 +270,12 @@ class Resolver(Namespaces):
                 if n.chain == f"{t.chain}.{name}" and (n.namespace == t.namespace if
                 scoping(t.language).identity == "namespace" else set(n.files) & set(t.files))]
 
+    def function_types(self, defs):
+        """A function made with `new` is a type (JavaScript's function F, F.prototype.m):
+        the Types of these top-level function Defs."""
+        return [Type(d.member, d.member, "", (d.file,), d.language, d.start_line, d.end_line)
+                for d in defs if d.kind == "function" and not d.cls]
+
     def type_of_chain(self, chain, ctx):
         """The Types of the chain around ctx (its own class, an outer one)."""
         s = scoping(ctx.language)
@@ -278,8 +284,12 @@ class Resolver(Namespaces):
             if tail and chain.endswith(tail) and chain.startswith(head):
                 chain = chain[len(head):len(chain) - len(tail)]
         name = chain.rpartition(".")[2]
-        return [t for t in self.ix.types_named(name) if t.chain == chain and (
+        found = [t for t in self.ix.types_named(name) if t.chain == chain and (
             t.namespace == ctx.namespace if s.identity == "namespace" else ctx.file in t.files)]
+        if not found and s.member_chains and "." not in chain:      # function F, F.prototype
+            defs = self.module_member(ctx.file, name, lexical=True)
+            found = self.function_types(defs[1]) if defs and defs[0] == "defs" else []
+        return found
 
     def type_named(self, parts, ctx, quiet=False, outer_only=False):
         """[Type] a type name (as parts: ["A", "B"] for A.B) denotes from ctx, [] or
@@ -294,8 +304,12 @@ class Resolver(Namespaces):
                 return local          # a class declared in the member's own body
             if len(parts) == 1:
                 found = self.module_member(ctx.file, name, lexical=True)
+                if found and found[0] == "module":       # require("./m"): its default
+                    found = self.module_member(found[1], "default")
                 if found and found[0] == "types":
                     return found[1]
+                if found and found[0] == "defs" and s.member_chains:
+                    return self.function_types(found[1])
                 return [t for t in candidates if ctx.file in t.files and
                         t.chain.count(".") == 0] or ("external" if not quiet else [])
             head = self.first_name(parts[0], ctx)
@@ -303,6 +317,8 @@ class Resolver(Namespaces):
                 if isinstance(head, str):
                     return head
                 head = self.member_value(head, part, ctx)
+            if not isinstance(head, str) and head[0] == "defs" and s.member_chains:
+                return self.function_types(head[1])
             return head[1] if not isinstance(head, str) and head[0] == "types" else "external"
         if not candidates:
             return "external"
