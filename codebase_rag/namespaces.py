@@ -32,16 +32,15 @@ class Namespaces:
         return any(name == alias and ".".join([target] + list(middle)) == namespace
                    for name, target in self.aliases(file))
 
-    def extension(self, name, ctx, receiver_types, missing):
+    def extension(self, name, ctx, receiver_names, missing):
         """C#: `x.M()` as a call of a static `M(this T x)` whose class's namespace is in
-        scope (of the receiver's type where it is known)."""
+        scope, where x's type is named T (never on a receiver of unknown type: LINQ's
+        `Contains` would become the repository's own)."""
         visible = self.visible_namespaces(ctx)
         found = [d for d in self.ix.defs_named(name)
                  if "(this " in d.signature and (d.namespace in visible or
-                                                  d.namespace == ctx.namespace)]
-        if receiver_types and receiver_types not in ("external", "unknown"):
-            names = {t.name for t in receiver_types}
-            found = [d for d in found if extended_type(d.signature) in names] or found
+                                                  d.namespace == ctx.namespace)
+                 and extended_type(d.signature) in receiver_names]
         return verdict(found) if found else missing
 
 

@@ -37,17 +37,17 @@ class Resolver(Namespaces):
         if kind == "new":             # `new X()` where X is any value of a module (a class,
             kind = "call"             # a function, a const): resolved as a call of it
         if qualifier == "?":
-            return self.extension(name, ctx, None, UNKNOWN) if kind == "call" and \
-                s.extension_methods else UNKNOWN
+            return UNKNOWN
         if qualifier == "":
             return self.unqualified(name, kind, ctx)
         receiver = self.receiver(qualifier, ctx)
         if receiver == "unknown" or receiver == "external":
-            missing = UNKNOWN if receiver == "unknown" else EXTERNAL
-            if kind == "call" and s.extension_methods:
-                return self.extension(name, ctx, None, missing)
-            return missing
+            return UNKNOWN if receiver == "unknown" else EXTERNAL
         kind_of, value = receiver
+        if kind_of == "named":        # a type the index lacks (int, a library's): only an
+            return self.extension(name, ctx, set(value), EXTERNAL) if kind == "call" and \
+                s.extension_methods else EXTERNAL          # extension method of ours
+
         if kind_of == "module":
             return self.as_resolution(self.module_member(value, name), kind)
         found = self.lookup(value, name)
@@ -58,7 +58,7 @@ class Resolver(Namespaces):
             return self.constructed(nested) if kind == "call" else verdict(
                 [self.ix.type_def(t) for t in nested])
         if kind == "call" and s.extension_methods:
-            return self.extension(name, ctx, value, EXTERNAL)
+            return self.extension(name, ctx, {t.name for t in value}, EXTERNAL)
         return EXTERNAL
 
     def as_resolution(self, found, kind):
@@ -136,9 +136,12 @@ class Resolver(Namespaces):
                 return "external"
         elif head.startswith("="):
             types = self.type_named(head[1:].split(":"), ctx)
-            if not isinstance(types, list):
+            if types == "external":   # a declared type the index lacks: its name is known
+                current = ("named", [head.split(":")[-1].lstrip("=")])
+            elif not isinstance(types, list):
                 return types
-            current = ("types", types)
+            else:
+                current = ("types", types)
         elif head.endswith("()"):
             current = self.returned(self.unqualified(head[:-2], "call", ctx), depth)
         else:
@@ -172,7 +175,8 @@ class Resolver(Namespaces):
             types = self.type_named(declared.split("."), Ctx(d.file, d.language, d.namespace,
                                                               d.cls))
             if not isinstance(types, list) or not types:
-                return "external"
+                return ("named", [declared.rpartition(".")[2]]) if len(res.targets) == 1 \
+                    else "external"
             found += [t for t in types if t not in found]
         return ("types", found)
 
@@ -205,6 +209,8 @@ class Resolver(Namespaces):
         call = part.endswith("()")
         name = part[:-2] if call else part
         kind, value = current
+        if kind == "named":
+            return "external"
         if kind == "module":
             found = self.module_member(value, name)
             if call:
