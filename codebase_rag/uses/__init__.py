@@ -50,7 +50,7 @@ CREATE INDEX IF NOT EXISTS uses_file ON uses(file) WHERE file IS NOT NULL;
 CREATE TABLE IF NOT EXISTS decls(file TEXT, kind TEXT, scope TEXT, name TEXT, target TEXT,
     line INTEGER, end_line INTEGER);
 CREATE INDEX IF NOT EXISTS decls_file ON decls(file);
-CREATE INDEX IF NOT EXISTS decls_name ON decls(name);
+CREATE INDEX IF NOT EXISTS decls_name ON decls(name) WHERE kind = 'type';
 CREATE INDEX IF NOT EXISTS chunks_member ON chunks(member);
 """
 
