@@ -15,6 +15,17 @@ from .errors import ArgParser, UsageError, encodable, not_text, printable, repor
 from .languages import LANGUAGES
 from .text import SHAPES
 
+MAX_DEPTH = 10                # --impact's levels at most
+STRUCTURE = {                 # flag: (metavar, help)
+    "definition": ("NAME", "the members and types NAME denotes, with their signatures"),
+    "references": ("NAME", "every member that uses NAME (calls, constructions, type and "
+                           "member references), with the line of each use"),
+    "callers": ("NAME", "the members that call NAME, with the line of each call"),
+    "callees": ("NAME", "the members NAME calls"),
+    "impact": ("NAME", "callers of NAME, their callers, ... up to --depth levels"),
+    "outline": ("FILE", "a file's types and members with their signatures"),
+}
+
 
 def parse_args(argv, prog="query.py"):
     p = ArgParser(
@@ -48,12 +59,29 @@ def parse_args(argv, prog="query.py"):
     p.add_setting("MODE")
     p.add_setting("MODEL", metavar="NAME_OR_PATH",
                   help="refuse to answer unless the index was built with this model")
+    structure = p.add_argument_group(
+        "structure", "exact answers from names, not meaning (no model is loaded): NAME is "
+        "Member, Class.Member (any tail of namespace and classes) or file:line")
+    ask = structure.add_mutually_exclusive_group()
+    for flag, (metavar, doc) in STRUCTURE.items():
+        ask.add_argument(f"--{flag}", metavar=metavar, help=doc)
+    structure.add_argument("--depth", type=depth, default=2, metavar="N",
+                           help=f"levels of callers --impact follows (1-{MAX_DEPTH}; default 2)")
     p.add_argument("--mcp", action="store_true",
                    help="serve the index to an agent over MCP (stdio): tools search_code, "
-                        "find_related, index_status, reindex (codebase-rag setup registers "
-                        "it for Claude Code in a project)")
+                        "find_related, definition, callers, callees, references, impact, "
+                        "outline, index_status, reindex (codebase-rag setup registers it for "
+                        "Claude Code in a project)")
     p.set_defaults(prog=prog)
     return p.parse_args(argv)
+
+
+def depth(raw):
+    import argparse
+    value = int(raw)
+    if not 1 <= value <= MAX_DEPTH:
+        raise argparse.ArgumentTypeError(f"--depth must be between 1 and {MAX_DEPTH}")
+    return value
 
 
 def run(args):
@@ -63,6 +91,11 @@ def run(args):
         from .mcp_server import serve
         serve(args.db)
         return 0
+    asked = [flag for flag in STRUCTURE if getattr(args, flag) is not None]
+    if asked:
+        if args.question or args.batch:
+            raise UsageError(f"--{asked[0]} answers alone: give it without a question")
+        return structure(args, asked[0])
     from .embed import warm_up
     from .folder import find_index
     index = args.db or find_index(os.getcwd())
@@ -102,6 +135,22 @@ def run(args):
             for note in a.notes:
                 print(note)
             print_results(a.hits, args.lines)
+    return 0
+
+
+def structure(args, mode):
+    """--definition, --references, --callers, --callees, --impact, --outline."""
+    from .reader import Reader
+    from .references import ask, as_json, render_text
+    name = getattr(args, mode)
+    reader = Reader(args.db)
+    answer = reader.structure(lambda store: ask(store, mode, name, args.depth))
+    if args.json:
+        for note in answer.notes:
+            print(note, file=sys.stderr)
+        print(as_json(reader.store, mode, answer))
+    else:
+        render_text(reader.store, mode, answer, sys.stdout)
     return 0
 
 

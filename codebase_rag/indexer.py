@@ -21,6 +21,7 @@ from .oslayer import remove_unused
 from .store import FileIndex, IndexedChunk
 from .text import cache_key, chunk_body, chunk_header, chunk_text, lexical_text, \
     member_windows, text_key
+from .uses import extract
 from .walk import listed, read_source, tree_is_there, walk
 
 FILES_PER_WRITE = 200         # step 1 commits this often, so a query soon sees the first files
@@ -56,7 +57,8 @@ def language_of(rel, chunks):
 
 def build_file(rel, text, count_tokens, max_tokens=MAX_TOKENS):
     """(chunk rows with their keyword text, windows as (id, chunk id, ordinal, text), the
-    file's parse errors) for one file's text, or None if it cannot be chunked.
+    file's parse errors, its uses, its decls (uses/)) for one file's text, or None if it
+    cannot be chunked.
     count_tokens: word pieces per text; max_tokens: the most the model reads at once."""
     chunks = chunk_file(rel, text)
     if chunks is None:
@@ -73,7 +75,18 @@ def build_file(rel, text, count_tokens, max_tokens=MAX_TOKENS):
                                count_tokens, max_tokens)
         for w, wtext in enumerate(texts):
             window_texts.append((f"{cid}.{w}", cid, w, wtext.lstrip("\n")))
-    return rows, window_texts, getattr(chunks, "parse_errors", 0)
+    uses, decls = extract_uses(rel, text, chunks, language)
+    return rows, window_texts, getattr(chunks, "parse_errors", 0), uses, decls
+
+
+def extract_uses(rel, text, chunks, language):
+    """(uses, decls) of a file; none, with a warning, if the extraction fails: the file's
+    chunks are indexed all the same."""
+    try:
+        return extract(text, chunks, language)
+    except Exception as e:
+        warn(f"{printable(rel)}: its members' uses are not read ({type(e).__name__}: {e})")
+        return [], []
 
 
 class Indexer:
@@ -138,14 +151,14 @@ class Indexer:
                 if known:
                     batch.append(FileIndex(rel))
                 continue
-            rows, window_texts, parse_errors = built
+            rows, window_texts, parse_errors, uses, decls = built
             self.read.add(rel)
             self.stats["files"] = len(self.read)
             self.stats["parse_errors"] += bool(parse_errors)
             keys = [cache_key(text, self.precision) for _, _, _, text in window_texts]
             batch.append(FileIndex(rel, st.st_mtime_ns, st.st_size, sha, rows, [
                 (f"{wid}.{key[:12]}", cid, w, key, text)        # an id that names its text
-                for (wid, cid, w, text), key in zip(window_texts, keys)]))
+                for (wid, cid, w, text), key in zip(window_texts, keys)], uses, decls))
             if len(batch) >= FILES_PER_WRITE:
                 self.write(batch)
                 batch = []

@@ -28,6 +28,7 @@ NAME = "codebase-rag"
 
 MAX_CHARS = 90_000            # an answer stays under 25,000 tokens, whatever k and lines say
 MAX_K, MAX_LINES, MAX_LINE = 50, 500, 2**31 - 1
+MAX_IMPACT_DEPTH = 10
 WAIT = 5.0                    # the longest a call waits behind another call's work
 DEADLINE = 60.0               # the longest a call takes before it says it gave up
 INSTRUCTIONS = (
@@ -35,7 +36,12 @@ INSTRUCTIONS = (
     f"{', '.join(lang.name for lang in LANGUAGES)} code. Ask search_code in plain words "
     f"before grepping or reading whole files: it returns the few members that answer, with "
     f"file:start-end and Class.Member. Distances below 0.45 are usually the thing asked "
-    f"about; above {CONFIDENT} nothing in the index is about it. Grep for exact strings.")
+    f"about; above {CONFIDENT} nothing in the index is about it. For structure, exact and "
+    f"never stale: definition (does X exist, its signature), callers, callees, references, "
+    f"impact (what breaks if X changes) and outline (a file's members). Grep for exact "
+    f"strings.")
+NAME_DOC = ("a member or type: Member, Class.Member (any tail of its namespace and classes) "
+            "or file:line")
 
 
 def argument(kind, doc, default=None, **schema):
@@ -73,6 +79,32 @@ TOOL_SPECS = {
          "k": argument("integer", "number of results", min(K, MAX_K), minimum=1,
                        maximum=MAX_K)},
         ["file", "line"]),
+    "definition": (
+        "What a name denotes: each member or type of that name, with file:start-end and its "
+        "signature. Answers 'does X exist, and how is it called' exactly.",
+        {"name": argument("string", NAME_DOC, minLength=1)}, ["name"]),
+    "callers": (
+        "The members that call a method, function or constructor, with the line of each "
+        "call (resolved by the language's scoping; ambiguous calls are marked).",
+        {"name": argument("string", NAME_DOC, minLength=1)}, ["name"]),
+    "callees": (
+        "The members a method or function calls, in the order it calls them, and the calls "
+        "that leave the index.",
+        {"name": argument("string", NAME_DOC, minLength=1)}, ["name"]),
+    "references": (
+        "Every member that uses a name: calls, constructions, type and member references, "
+        "with the line of each use.",
+        {"name": argument("string", NAME_DOC, minLength=1)}, ["name"]),
+    "impact": (
+        "What a change to a member may break: its callers, their callers, ... up to depth "
+        "levels.",
+        {"name": argument("string", NAME_DOC, minLength=1),
+         "depth": argument("integer", "levels of callers to follow", 2, minimum=1,
+                           maximum=MAX_IMPACT_DEPTH)}, ["name"]),
+    "outline": (
+        "A file's types and members with their lines and signatures, without its code.",
+        {"file": argument("string", "a file of the index, relative to the repository root",
+                          minLength=1)}, ["file"]),
     "index_status": (
         "Whether the index is built or building, how far, and when it last changed.", {}, []),
     "reindex": (
@@ -137,6 +169,23 @@ def search_code(reader, question, k, path, mode, lang, lines, read_as):
 
 def find_related(reader, file, line, k):
     return render(reader.related(file.replace("\\", "/").removeprefix("./"), line, k), LINES)
+
+
+def structure(mode):
+    """The tool that answers one of references.py's questions, as query.py prints it."""
+    def tool(reader, name, depth=2):
+        from .references import ask, render_text
+        answer = reader.structure(lambda store: ask(store, mode, name, depth))
+        out = io.StringIO()
+        render_text(reader.store, mode, answer, out)
+        text = out.getvalue()
+        if len(text) > MAX_CHARS:
+            cut = text.rfind("\n#", 0, MAX_CHARS)
+            text = text[:cut if cut > 0 else MAX_CHARS] + \
+                f"\n... (cut at {MAX_CHARS:,} characters: ask about a narrower name)\n"
+        return text
+    tool.__name__ = mode
+    return tool
 
 
 def reindex(reader, paths):
@@ -370,4 +419,6 @@ def build_server(db):
     return server
 
 
-TOOL_CALLS = {"search_code": search_code, "find_related": find_related, "reindex": reindex}
+TOOL_CALLS = {"search_code": search_code, "find_related": find_related, "reindex": reindex,
+              **{mode: structure(mode) for mode in ("definition", "callers", "callees",
+                                                     "references", "impact", "outline")}}

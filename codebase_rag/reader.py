@@ -12,7 +12,6 @@ index rebuilt since the last question is opened again.
 import os
 import time
 
-import numpy as np
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,9 +22,6 @@ from .errors import UsageError, no_space_at, printable
 from .indexer import duration
 from .fresh import Watcher, absorb, changed_files, interrupted, start_writer, unread_note
 from .lock import holder, is_locked
-from .keywords import MemoryKeywords
-from .nearest import CacheScan, ChromaNearest, MemoryNearest
-from .search import Hit, search
 from .text import query_shape
 from .folder import find_index
 from .store import Store
@@ -35,7 +31,7 @@ from .store import Store
 class Answer:
     """The hits for one question, and the notes that qualify them."""
     question: str
-    hits: list[Hit]
+    hits: list                            # search.Hit (search, numpy: imported when asked)
     notes: list[str] = field(default_factory=list)
     semantic_index_built: float = 1.0     # during a first build: the share of windows with a vector
     unread_files: int = 0                 # files changed or new that it could not search
@@ -77,6 +73,9 @@ class Reader:
                                  f"{resolve_model(self.model_asked)[1]}; re-index with --rebuild")
             self.store, self.opened = store, opened
             self.exported = index_model(folder, built_with, store.meta("precision"))
+            if self.memory:
+                from .keywords import MemoryKeywords
+                from .nearest import MemoryNearest
             self.in_memory = MemoryNearest(store) if self.memory else None
             self.keywords = MemoryKeywords(store) if self.memory else None
             self.forget_watcher()
@@ -99,13 +98,14 @@ class Reader:
         self.exported.preload()
         return self.exported
 
-    def prepare(self):
+    def prepare(self, semantic=True):
         """What every question starts with: the index open, what changed on disk absorbed,
         and the source of nearest windows chosen for this moment. Returns (store, the model
-        or None, {path: stat or None} of the changes not taken in, the source)."""
+        or None, {path: stat or None} of the changes not taken in, the source). semantic
+        False: a question of names (references.py), which needs neither model nor vectors."""
         store = self.open()
         locked = is_locked(store.folder)
-        model = self.embedder(locked)
+        model = self.embedder(locked) if semantic else None
         root = store.root()
         self.tree_gone = not root.is_dir()              # moved or deleted: answer as it was
         if self.tree_gone:
@@ -124,6 +124,9 @@ class Reader:
             self.watcher.settled()    # else the next question sweeps again
         if not (changed or moved or self.tree_gone) and interrupted(store):
             start_writer(store)
+        if not semantic:
+            return store, None, left, None
+        from .nearest import CacheScan, ChromaNearest
         if self.in_memory is not None:
             return store, model, left, self.in_memory
         if locked or not os.access(store.folder, os.W_OK) or no_space_at(store.folder):
@@ -144,6 +147,7 @@ class Reader:
             raise UsageError(f"the path glob is {len(path_glob):,} characters long; the limit "
                              f"is {MAX_GLOB}")
         store, model, left, nearest = self.prepare()
+        from .search import search
         asked = [q for q in questions if q]
         vectors = dict(zip(asked, model.embedder()(asked))) if asked and model else {}
         answers = []
@@ -157,6 +161,8 @@ class Reader:
 
     def related(self, file, line, k=K):
         """The members nearest in meaning to the one at file:line (its own file's others too)."""
+        import numpy as np
+        from .search import Hit
         store, model, left, nearest = self.prepare()
         here = store.chunk_at(file, line)
         if here is None:
@@ -171,6 +177,15 @@ class Reader:
         rows = store.chunk_rows([c for c, _ in found])
         hits = [Hit(rows[c], round(d, 4), d <= CONFIDENT) for c, d in found if c in rows][:k]
         return self.answer(store, f"{file}:{line}", hits, left)
+
+    def structure(self, ask):
+        """ask(store) -> a references.RefAnswer, after what changed on disk was taken in
+        (without the model); its notes say what is not."""
+        store, _, left, _ = self.prepare(semantic=False)
+        answer = ask(store)
+        answer.notes[:0] = [n for n in self.answer(store, "", [], left).notes
+                            if not n.startswith("semantic index")]
+        return answer
 
     def answer(self, store, question, hits, left, max_distance=None):
         """The Answer for hits: those of files changed but not taken in marked stale, and the

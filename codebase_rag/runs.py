@@ -25,6 +25,7 @@ from .languages import LANGUAGES
 from .lock import is_locked, request_refresh, start_refresh
 from .oslayer import remove_unused
 from .store import Store, open_store_afresh
+from .uses import USES_VERSIONS
 from .text import TEXT_FORMAT
 from .walk import Ignore, read_source, walk
 
@@ -107,10 +108,13 @@ def rechunk_changed_languages(store):
     """Files of a language whose chunker changed since the index was built, or of every
     language if the texts the model reads changed shape, are read and chunked again by this
     run; the vectors of windows whose text stayed come back from the cache."""
-    versions = {lang.name: lang.version for lang in LANGUAGES} | {"text": TEXT_FORMAT}
+    versions = {lang.name: lang.version for lang in LANGUAGES} | {"text": TEXT_FORMAT} | \
+        {f"uses {name}": v for name, v in USES_VERSIONS.items()}
     known = json.loads(store.meta("chunkers", "{}"))
     changed = tuple(ext for lang in LANGUAGES if known.get(lang.name) != lang.version or
-                    known.get("text") != TEXT_FORMAT for ext in lang.extensions)
+                    known.get("text") != TEXT_FORMAT or
+                    known.get(f"uses {lang.name}") != USES_VERSIONS.get(lang.name)
+                    for ext in lang.extensions)
     store.forget_shas(lambda path: path.endswith(changed))
     store.set_meta(chunkers=json.dumps(versions))
 

@@ -14,6 +14,7 @@ from .cache import BUSY_MS, EmbeddingCache, marks, parts
 from .errors import OldFormat, UsageError, damaged, warn
 from .oslayer import TRASH
 from .languages import SHARED_EXTENSIONS, by_language
+from .uses import USES_SCHEMA
 
 # A build writes in two steps, so that keyword search works within seconds and semantic
 # search fills in as embedding goes on: (1) per batch of files, one SQLite transaction
@@ -33,7 +34,7 @@ from .languages import SHARED_EXTENSIONS, by_language
 # embedded window, a cost that grows with the index (74 ms a query on ppy/osu).
 # vectors.f32 (flat.py) gets rows only at new seqs: none changes under a reader.
 
-SCHEMA_VERSION = "5"          # bump when the tables change; a plain run upgrades an older
+SCHEMA_VERSION = "6"          # bump when the tables change; a plain run upgrades an older
                               # index from its embedding cache
 TOKENIZER = "porter unicode61"         # FTS5's, which keywords.py reads the same way
 SCHEMA = f"""
@@ -56,7 +57,7 @@ CREATE TABLE IF NOT EXISTS doomed(id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS vectors(seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT UNIQUE,
     vec BLOB, team INTEGER);
-INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
+{USES_SCHEMA}INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
 INSERT OR IGNORE INTO meta VALUES ('flat_stamp', '');
 """
 
@@ -282,7 +283,11 @@ class Store(EmbeddingCache):
                 self.db.execute(f"DELETE FROM windows WHERE file IN ({marks(part)})", part)
                 self.db.execute(f"DELETE FROM lexical WHERE rowid IN (SELECT rowid FROM chunks "
                                 f"WHERE file IN ({marks(part)}))", part)
+                self.db.execute(f"DELETE FROM uses WHERE chunk IN (SELECT rowid FROM chunks "
+                                f"WHERE file IN ({marks(part)}))", part)
                 self.db.execute(f"DELETE FROM chunks WHERE file IN ({marks(part)})", part)
+                self.db.execute(f"DELETE FROM uses WHERE file IN ({marks(part)})", part)
+                self.db.execute(f"DELETE FROM decls WHERE file IN ({marks(part)})", part)
             changes = [0, 0, 0]
             for f in files:
                 old, new = before.get(f.rel, set()), {c.id for c, _ in f.chunks or ()}
@@ -291,13 +296,16 @@ class Store(EmbeddingCache):
                 if f.chunks is None:
                     self.db.execute("DELETE FROM files WHERE path=?", (f.rel,))
                     continue
+                rowids = []
                 for c, lexical in f.chunks:
                     row += 1
+                    rowids.append(row)
                     self.db.execute(f"INSERT INTO chunks(rowid, {CHUNK_COLUMNS}) VALUES "
                                     f"(?, {marks(CHUNK_FIELDS)})",
                                     [row] + [getattr(c, k) for k in CHUNK_FIELDS])
                     self.db.execute("INSERT INTO lexical(rowid, name, body) VALUES (?, ?, ?)",
                                     (row, *lexical))
+                self.write_uses(f, rowids)
                 # a window whose id and text survive keeps its vector in Chroma
                 kept = [(wid, key) in embedded for wid, _, _, key, _ in f.windows]
                 self.db.executemany(
@@ -311,6 +319,17 @@ class Store(EmbeddingCache):
                                 (f.rel, f.mtime_ns, f.size, f.sha))
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('chunk_seq', ?)", (row,))
         return tuple(changes)
+
+    def write_uses(self, f, rowids):
+        """A file's uses (each under its chunk's rowid, rowids: its chunks' in order; a use
+        outside every chunk under its file) and declarations, inside replace_files'
+        transaction: they change with its chunks."""
+        self.db.executemany("INSERT INTO uses(chunk, file, lines, name, kind, qualifier) "
+                            "VALUES (?,?,?,?,?,?)",
+                            [(rowids[u.chunk], None, *u[1:]) if u.chunk is not None else
+                             (None, f.rel, *u[1:]) for u in f.uses])
+        self.db.executemany("INSERT INTO decls(file, kind, scope, name, target, line, "
+                            "end_line) VALUES (?,?,?,?,?,?,?)", [(f.rel, *d) for d in f.decls])
 
     # -- step 2: the windows left to embed (cache.py gives them their vectors)
     def pending_windows(self, limit, files=None):
@@ -424,3 +443,6 @@ class FileIndex:
     sha: str = None
     chunks: list = None        # [(IndexedChunk, lexical text)]; None: remove the file
     windows: list = ()         # [(window id, chunk id, ordinal, cache key, text)]
+    uses: list = ()            # [uses.Use]: what its members use (Use.chunk: an index in chunks)
+    decls: list = ()           # [(kind, scope, name, target, line, end_line)]: what it imports
+                               # and declares (uses/__init__.py)

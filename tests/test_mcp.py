@@ -137,7 +137,9 @@ def test_the_tools_and_their_answers(built, tmp_path):
         async with server(cli, db, errlog=errlog) as s:
             handshake = time.monotonic() - started
             tools = {t.name: t for t in (await s.list_tools()).tools}
-            assert set(tools) == {"search_code", "find_related", "index_status", "reindex"}
+            assert set(tools) == {"search_code", "find_related", "index_status", "reindex",
+                                  "definition", "callers", "callees", "references", "impact",
+                                  "outline"}
             assert all(t.meta == {"anthropic/alwaysLoad": True} for t in tools.values())
             hit = first_hit(await s.call_tool("search_code", {"question": QUESTION, "k": 3}))
             assert hit[0] == "Energy/EnergySystem.cs" and hit[3] == "EnergySystem.RefillTimers"

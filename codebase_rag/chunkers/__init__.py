@@ -43,6 +43,8 @@ class Chunks(list):
     of C++: "cpp"; "" when the extension says it)."""
     parse_errors = 0
     language = ""
+    parsed = None       # what the chunker read, for the uses' extraction (uses/): a
+                        # tree-sitter language's (Tree, its bytes), C#'s tokens; None: none
 
 
 class ChunkerLimit(ValueError):

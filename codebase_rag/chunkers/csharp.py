@@ -12,7 +12,7 @@ are chunks of the class chain E.extension(string), as Roslyn displays them.
 """
 import re
 
-from . import Chunk, ChunkerLimit, spend
+from . import Chunk, ChunkerLimit, Chunks, spend
 
 # Every pattern here costs time linear in its input (tests/test_linear.py): a run of `$`
 # is read as a special string's start from its first `$` only (from each later one it
@@ -566,4 +566,11 @@ def rules(table=None):
 def chunk(text, ext=".cs"):
     """Split C# source into chunks: one per member with a body, plus memberless types
     and top-level statements. Pure: text in, chunks out."""
-    return _Chunker(text).parse()
+    chunker = _Chunker(text)
+    result = Chunks(chunker.parse())
+    result.parsed = chunker               # its tokens and brackets, read again by uses/
+    return result
+
+
+# what the uses' extraction (uses/csharp.py) reads of this lexer, by these names
+TOKEN, skip_string, match_brackets, is_name = _TOKEN, _skip_string, _match_brackets, _is_name

@@ -74,9 +74,11 @@ def _parse(data):
 def chunk(text, ext=".py"):
     """Split Python source (ext ".py" or ".pyi") into chunks in file order."""
     data = text.encode("utf-8", "surrogatepass")
-    root = _parse(data).root_node
+    tree = _parse(data)
+    root = tree.root_node
     result = Chunks(_Walk(data, ext == ".pyi").run(root, recover=True))
     result.parse_errors = parsers.count_errors(root)
+    result.parsed = (tree, data)
     return result
 
 

@@ -114,6 +114,7 @@ def chunk(text, ext, table, other=None):
     result = Chunks(found)
     result.parse_errors = parsers.count_errors(root)
     result.language = language
+    result.parsed = (tree, data)
     return result
 
 

@@ -343,6 +343,7 @@ class _Chunker:
             step(*args)
         self.chunks.sort(key=lambda c: (c.start_line, c.end_line))
         self.chunks.parse_errors = parsers.count_errors(root)
+        self.chunks.parsed = (self.tree, self.src)
         return self.chunks
 
     def later(self, step, *args):

@@ -1,0 +1,289 @@
+"""Definitions: the index as name resolution reads it. A definition is a chunk (a member,
+or a type with no member of its own), or a type declared in a file (decls kind "type",
+uses/__init__.py), whose members are chunks. Each lookup is cached for the life of one
+question (or one MCP call): the database may change between two of those, not within.
+"""
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from .languages import language_for
+from .uses.scoping import MODULE_SUFFIXES, scoping
+
+TYPE_KINDS = frozenset(("class", "struct", "interface", "record", "record struct", "enum",
+                        "type", "delegate", "trait", "union", "namespace"))
+
+
+@dataclass(frozen=True)
+class Def:
+    """A definition: a chunk of the index, or a type declared in a file (a class whose
+    members are its chunks; rowid None)."""
+    rowid: object
+    file: str
+    language: str
+    namespace: str
+    cls: str
+    member: str
+    kind: str
+    start_line: int
+    end_line: int
+    signature: str
+
+    @property
+    def name(self):
+        return ".".join(p for p in (self.cls, self.member) if p) or self.file
+
+    @property
+    def is_type(self):
+        return self.rowid is None
+
+
+@dataclass(frozen=True)
+class Type:
+    """A type as resolution knows it: its name, chain (Outer.Inner), namespace (or "") and
+    the files that declare it (a partial class: several)."""
+    name: str
+    chain: str
+    namespace: str
+    files: tuple
+    language: str
+    line: int = 0
+    end_line: int = 0
+
+    def as_def(self):
+        return Def(None, self.files[0], self.language, self.namespace,
+                   self.chain.rpartition(".")[0], self.name, "type", self.line,
+                   self.end_line or self.line, "")
+
+
+DEF_COLUMNS = "rowid, file, language, namespace, class, member, kind, start_line, end_line, " \
+              "signature"
+
+
+@dataclass
+class Resolution:
+    """What one use denotes (resolve.py): resolved to one member (or the overloads of one
+    type), ambiguous, or unresolved: external (a library's) or unknown (a receiver of a
+    type the syntax does not give)."""
+    status: str               # resolved, ambiguous, external, unknown
+    targets: list = field(default_factory=list)   # Defs (resolved, ambiguous)
+    types: tuple = ()         # for a construction: the Types constructed
+
+
+EXTERNAL, UNKNOWN = Resolution("external"), Resolution("unknown")
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """Where a name is read: its file and language, the namespace and type chain around it."""
+    file: str
+    language: str
+    namespace: str
+    chain: str
+    lines: tuple = (0, 0)     # the member's first and last lines: its local types' scope
+
+
+
+
+class Index:
+    """The index as resolution reads it, each lookup cached for the life of one question
+    (or of one MCP call): the database may change between two of those, not within."""
+
+    def __init__(self, db):
+        self.db = db
+        self._named, self._types, self._decls, self._rows = {}, {}, {}, {}
+        self._files = None
+        self._modules = {}
+        self._global_usings, self._usings = None, {}
+
+    def defs_named(self, name):
+        """The chunks that declare name (not a callback named after the call it is passed
+        to, `test("...", () => {...})`: its signature does not say the name)."""
+        found = self._named.get(name)
+        if found is None:
+            found = self._named[name] = [d for d in (Def(*r) for r in self.db.execute(
+                f"SELECT {DEF_COLUMNS} FROM chunks WHERE member=?", (name,)))
+                if name in d.signature or not d.signature]
+        return found
+
+    def load(self, rowids):
+        """Read these chunks' Defs in one go (def_of then finds them)."""
+        rowids = [r for r in set(rowids) if r is not None and r not in self._rows]
+        for at in range(0, len(rowids), 500):
+            part = rowids[at:at + 500]
+            for r in self.db.execute(f"SELECT {DEF_COLUMNS} FROM chunks WHERE rowid IN "
+                                     f"({','.join('?' * len(part))})", part):
+                self._rows[r[0]] = Def(*r)
+
+    def def_of(self, rowid):
+        found = self._rows.get(rowid)
+        if found is None:
+            r = self.db.execute(f"SELECT {DEF_COLUMNS} FROM chunks WHERE rowid=?",
+                                (rowid,)).fetchone()
+            found = self._rows[rowid] = Def(*r) if r else None
+        return found
+
+    def context(self, use_chunk, file):
+        """The Ctx of a use: its member's, or for code outside every member (a field's
+        initializer) the innermost type declared around its line."""
+        if use_chunk is not None:
+            d = self.def_of(use_chunk)
+            if d is not None:
+                return Ctx(d.file, d.language, d.namespace, d.cls, (d.start_line, d.end_line))
+        return Ctx(file, self.language_of(file), "", "")
+
+    def context_at(self, file, line):
+        """Ctx of code outside every member at file:line, from the types declared there."""
+        best = None
+        for kind, scope, name, target, start, end in self.decls(file):
+            if kind == "type" and start <= line <= (end or start) and (
+                    best is None or start >= best[3]):
+                best = (scope, name, target, start)
+        if best is None:
+            return Ctx(file, self.language_of(file), "", "")
+        return Ctx(file, self.language_of(file), best[2],
+                   ".".join(p for p in (best[0], best[1]) if p))
+
+    def types_named(self, name):
+        """[Type] named name, one per identity (a partial class declared in three files is
+        one Type with three files)."""
+        found = self._types.get(name)
+        if found is None:
+            groups = {}
+            for file, scope, namespace, line, end in self.db.execute(
+                    "SELECT file, scope, target, line, end_line FROM decls WHERE kind='type' "
+                    "AND name=?", (name,)):
+                language = self.language_of(file)
+                chain = ".".join(p for p in (scope, name) if p)
+                key = (namespace, chain) if scoping(language).identity == "namespace" else \
+                    (file, chain)
+                groups.setdefault(key, []).append((file, namespace, language, line, end))
+            found = self._types[name] = [
+                Type(name, key[1], rows[0][1], tuple(sorted({r[0] for r in rows})), rows[0][2],
+                     rows[0][3], rows[0][4]) for key, rows in groups.items()]
+        return found
+
+    def decls(self, file):
+        found = self._decls.get(file)
+        if found is None:
+            found = self._decls[file] = self.db.execute(
+                "SELECT kind, scope, name, target, line, end_line FROM decls WHERE file=?",
+                (file,)).fetchall()
+        return found
+
+    def usings(self, file):
+        """[(kind, scope, name, target)] of a file's usings and static usings (C#)."""
+        found = self._usings.get(file)
+        if found is None:
+            found = self._usings[file] = self.db.execute(
+                "SELECT kind, scope, name, target FROM decls WHERE file=? AND kind IN "
+                "('using', 'static')", (file,)).fetchall()
+        return found
+
+    def global_usings(self):
+        if self._global_usings is None:
+            self._global_usings = frozenset(t for (t,) in self.db.execute(
+                "SELECT target FROM decls WHERE name='' AND kind='using' AND scope='global'"))
+        return self._global_usings
+
+    def files(self):
+        if self._files is None:
+            self._files = {p for (p,) in self.db.execute("SELECT path FROM files")}
+        return self._files
+
+    def language_of(self, file):
+        lang = language_for(file)
+        return lang.name if lang else ""
+
+    def type_def(self, t):
+        """The Def of type t: its own chunk (a type with no member of its own, a record),
+        else its declaration."""
+        outer = t.chain.rpartition(".")[0]
+        own = [d for d in self.members_of(t, t.name, outer) if d.kind in TYPE_KINDS]
+        return own[0] if own else t.as_def()
+
+    def members_of(self, t, name, chain=None):
+        """The chunks named name declared in type t."""
+        chain = t.chain if chain is None else chain
+        held = scoping(t.language).member_chains
+        return [d for d in self.defs_named(name) if (d.cls == chain or held and any(
+            d.cls == form.format(chain) for form in held)) and (
+            d.namespace == t.namespace if scoping(t.language).identity == "namespace"
+            else d.file in t.files)]
+
+    def module_file(self, style, dotted, importer):
+        """The file a module name denotes ("pkg.mod", ".mod", "../x" as the language
+        writes it), from the file that imports it; None if the index holds none."""
+        key = (style, dotted, importer)
+        if key in self._modules:
+            return self._modules[key]
+        found = None
+        files = self.files()
+        stems, packages = MODULE_SUFFIXES[style]
+        if style == "dotted":
+            dots = len(dotted) - len(dotted.lstrip("."))
+            rest = dotted[dots:].replace(".", "/")
+            if dots:
+                base = posixpath.dirname(importer)
+                for _ in range(dots - 1):
+                    base = posixpath.dirname(base)
+                paths = [posixpath.join(base, rest) if rest else base]
+            else:                             # beside the importer (a script's), at the top
+                here = posixpath.dirname(importer)
+                paths = [posixpath.join(here, rest) if here else rest, rest]
+            for path in paths:
+                found = next((path + s for s in stems + packages if path + s in files), None)
+                if found:
+                    break
+            if found is None and not dots:        # a source root below the repository's:
+                found = self.by_suffix(rest, stems + packages)          # src/pkg/mod.py
+        elif dotted.startswith("."):
+            path = posixpath.normpath(posixpath.join(posixpath.dirname(importer), dotted))
+            bare = re.sub(r"\.(m|c)?jsx?$", "", path)      # './x.js' names x.ts
+            found = next((p for p in [path] + [bare + s for s in stems + packages]
+                          if p in files), None)
+        else:                     # a package: a folder of the tree named after it (a
+            found = self.package_file(dotted, stems, packages)     # monorepo's packages/x)
+        self._modules[key] = found
+        return found
+
+    def package_file(self, spec, stems, packages):
+        """The file of the tree a package name denotes (`zod`, `zod/v4`, `@scope/pkg/sub`):
+        its folder's src/ or itself, index or the subpath; None if none or two as near."""
+        parts = spec.split("/")
+        head = 2 if spec.startswith("@") else 1
+        folder, sub = parts[head - 1], "/".join(parts[head:])
+        for base in (f"{folder}/src", folder):
+            path = f"{base}/{sub}" if sub else base
+            found = self.by_suffix(path, stems + packages) if sub else \
+                self.by_suffix(path, packages)
+            if found:
+                return found
+        return None
+
+    def submodule(self, file, name):
+        """The module name of the package whose __init__ is file (pkg/__init__.py, name:
+        pkg/name.py or pkg/name/__init__.py), or None."""
+        stems, packages = MODULE_SUFFIXES["dotted"]
+        if not any(file.endswith(p) for p in packages):
+            return None
+        folder = posixpath.dirname(file)
+        files = self.files()
+        return next((f for f in (f"{folder}/{name}{s}" for s in stems + packages)
+                     if f in files), None)
+
+    def by_suffix(self, path, suffixes):
+        """The file whose path ends with /path + a suffix nearest the top of the tree
+        (src/pkg/mod.py before tests/data/pkg/mod.py); None if none, or two as near."""
+        if not hasattr(self, "_suffix_index"):
+            self._suffix_index = {}
+            for f in self.files():
+                parts = f.split("/")
+                for i in range(1, len(parts)):
+                    self._suffix_index.setdefault("/".join(parts[i:]), []).append(f)
+        files = self.files()
+        hits = sorted((f.count("/"), f) for s in suffixes
+                      for f in self._suffix_index.get(path + s, ())
+                      if not any(f[:-len(path + s)] + p.lstrip("/") in files   # a root is
+                                 for p in suffixes if p.startswith("/")))     # no package
+        return hits[0][1] if hits and (len(hits) == 1 or hits[0][0] < hits[1][0]) else None

@@ -1,0 +1,422 @@
+"""Resolve: what one use denotes, at query time, by its language's scoping
+(uses/scoping.py): the receiver's type, the enclosing classes and their bases, imports and
+re-exports, the same file, namespace or package. Never a silent guess: a use resolves to
+one member (or one overload set of one type), or is ambiguous (several candidates), or
+unresolved: external (a library's name, a type the index does not hold) or unknown (a
+receiver whose type the syntax does not give).
+"""
+
+from .definitions import EXTERNAL, TYPE_KINDS, UNKNOWN, Ctx, Type
+from .namespaces import Namespaces, verdict
+from .uses import LOCAL
+from .uses.scoping import scoping
+
+CALLS = ("call", "new")
+MAX_DEPTH = 8                 # bases, imports followed, qualifier chains
+
+
+class Resolver(Namespaces):
+    def __init__(self, index):
+        self.ix = index
+        self._resolved = {}       # (name, kind, qualifier, Ctx): its Resolution
+        self._visible = {}        # (file, namespace): the namespaces visible there
+
+    def resolve(self, name, kind, qualifier, ctx):
+        """The Resolution of one use (the same use in the same place: the same answer)."""
+        key = (name, kind, qualifier, ctx)
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = self.resolve_afresh(name, kind, qualifier, ctx)
+        return found
+
+    def resolve_afresh(self, name, kind, qualifier, ctx):
+        s = scoping(ctx.language)
+        if kind == "new" and not s.modules:
+            types = self.type_named(qualifier.split(".") + [name] if qualifier else [name], ctx)
+            return self.constructed(types)
+        if kind == "new":             # `new X()` where X is any value of a module (a class,
+            kind = "call"             # a function, a const): resolved as a call of it
+        if qualifier == "?":
+            return UNKNOWN
+        if qualifier == "":
+            return self.unqualified(name, kind, ctx)
+        receiver = self.receiver(qualifier, ctx)
+        if receiver == "unknown" or receiver == "external":
+            return UNKNOWN if receiver == "unknown" else EXTERNAL
+        kind_of, value = receiver
+        if kind_of == "named":        # a type the index lacks (int, a library's): only an
+            return self.extension(name, ctx, set(value), EXTERNAL) if kind == "call" and \
+                s.extension_methods else EXTERNAL          # extension method of ours
+
+        if kind_of == "module":
+            return self.as_resolution(self.module_member(value, name), kind)
+        found = self.lookup(value, name)
+        if found:
+            return verdict(found)
+        nested = [t for t in self.nested_types(value, name)]
+        if nested:
+            return self.constructed(nested) if kind == "call" else verdict(
+                [self.ix.type_def(t) for t in nested])
+        if kind == "call" and s.extension_methods:
+            return self.extension(name, ctx, {t.name for t in value}, EXTERNAL)
+        return EXTERNAL
+
+    def as_resolution(self, found, kind):
+        if found is None:
+            return EXTERNAL
+        what, value = found
+        if what == "module" and kind in CALLS:       # a module called: its default export
+            found = self.module_member(value, "default")
+            return self.as_resolution(found, kind) if found and found[0] != "module" \
+                else EXTERNAL
+        if what == "defs":
+            return verdict(value)
+        if what == "types":
+            return self.constructed(value) if kind in CALLS else verdict(
+                [self.ix.type_def(t) for t in value])
+        return UNKNOWN if what == "value" else EXTERNAL    # a variable, a module
+
+    def constructed(self, types):
+        """What constructing one of types calls: its constructors, else the type itself."""
+        if types in ("external", "unknown") or not types:
+            return EXTERNAL if types != "unknown" else UNKNOWN
+        out = []
+        for t in types:
+            s = scoping(t.language)
+            ctor = t.name if s.constructor == "<type>" else s.constructor
+            found = self.lookup([t], ctor) if s.constructor != "<type>" else \
+                self.ix.members_of(t, ctor)
+            out += found or [self.ix.type_def(t)]
+        made = verdict(out)
+        made.types = tuple(types)
+        return made
+
+    def unqualified(self, name, kind, ctx):
+        s = scoping(ctx.language)
+        if s.members_in_scope and ctx.chain:
+            parts = ctx.chain.split(".")
+            for n in range(len(parts), 0, -1):          # the innermost type first
+                here = self.type_of_chain(".".join(parts[:n]), ctx)
+                if here:
+                    found = self.lookup(here, name)
+                    if found:
+                        return verdict(found)
+        if s.file_scope or s.modules:
+            found = self.module_member(ctx.file, name, lexical=True)
+            if found is not None:
+                return self.as_resolution(found, kind)
+        if s.extension_methods:       # `using static`
+            for kind_, scope, _, target in self.ix.usings(ctx.file):
+                if kind_ == "static":
+                    types = self.type_named(target.split("."), ctx)
+                    if isinstance(types, list):
+                        found = self.lookup(types, name)
+                        if found:
+                            return verdict(found)
+        types = self.type_named([name], ctx)
+        if isinstance(types, list) and types:
+            return self.constructed(types) if kind in CALLS else verdict(
+                [self.ix.type_def(t) for t in types])
+        return EXTERNAL
+
+    def receiver(self, qualifier, ctx, depth=0):
+        """("types", [Type]) or ("module", file) a qualifier denotes, or "external" or
+        "unknown". A part `f()` is the value f returns (a construction: its type)."""
+        parts = qualifier.split(".")
+        if len(parts) > MAX_DEPTH or depth > MAX_DEPTH:
+            return "unknown"
+        head, rest = parts[0], parts[1:]
+        if head in ("this", "base"):
+            here = self.type_of_chain(ctx.chain, ctx) if ctx.chain else []
+            if not here:
+                return "unknown"
+            current = ("types", here if head == "this" else
+                       [b for t in here for b in self.bases(t)])
+            if head == "base" and not current[1]:
+                return "external"
+        elif head.startswith("="):
+            types = self.type_named(head[1:].split(":"), ctx)
+            if types == "external":   # a declared type the index lacks: its name is known
+                current = ("named", [head.split(":")[-1].lstrip("=")])
+            elif not isinstance(types, list):
+                return types
+            else:
+                current = ("types", types)
+        elif head.endswith("()"):
+            current = self.returned(self.unqualified(head[:-2], "call", ctx), depth)
+        else:
+            current = self.first_name(head, ctx, depth)
+            if isinstance(current, str) and rest:   # a namespace, then a type: A.B.Type
+                for n in range(len(parts), 1, -1):
+                    if any(p.endswith("()") for p in parts[:n]):
+                        continue
+                    types = self.type_named(parts[:n], ctx, quiet=True)
+                    if isinstance(types, list) and types:
+                        current, rest = ("types", types), parts[n:]
+                        break
+        for part in rest:
+            if isinstance(current, str):
+                return current
+            current = self.member_value(current, part, ctx, depth)
+        return current
+
+    def returned(self, res, depth):
+        """What a call (its Resolution) gives back: a construction its type, a function
+        or method its declared return type, read from its signature."""
+        if res.types and res.status == "resolved":
+            return ("types", list(res.types))
+        if res.status != "resolved":
+            return "unknown" if res.status != "external" else "external"
+        found = []
+        for d in res.targets:
+            declared = scoping(d.language).returns(d.signature) if not d.is_type else None
+            if not declared:
+                return "unknown"
+            types = self.type_named(declared.split("."), Ctx(d.file, d.language, d.namespace,
+                                                              d.cls))
+            if not isinstance(types, list) or not types:
+                return ("named", [declared.rpartition(".")[2]]) if len(res.targets) == 1 \
+                    else "external"
+            found += [t for t in types if t not in found]
+        return ("types", found)
+
+    def first_name(self, head, ctx, depth=0):
+        """What the first name of a qualifier denotes: a field of the enclosing types, an
+        import, a module's variable, a type."""
+        s = scoping(ctx.language)
+        if s.members_in_scope and ctx.chain:
+            here = self.type_of_chain(ctx.chain, ctx)
+            if here:
+                typed = self.field_type(here, head, depth)
+                if typed is not None:
+                    return typed
+        if s.modules:
+            found = self.module_member(ctx.file, head, depth, lexical=True)
+            if found is not None:
+                what, value = found
+                if what in ("module", "types"):
+                    return (what, value)
+                if what == "value":
+                    return value
+                return "external" if what == "external" else "unknown"  # a function
+        types = self.type_named([head], ctx)
+        if isinstance(types, list) and types:
+            return ("types", types)
+        return types if isinstance(types, str) else "external"
+
+    def member_value(self, current, part, ctx, depth=0):
+        """The value of `current.part` (`current.part()`: what it returns)."""
+        call = part.endswith("()")
+        name = part[:-2] if call else part
+        kind, value = current
+        if kind == "named":
+            return "external"
+        if kind == "module":
+            found = self.module_member(value, name)
+            if call:
+                return self.returned(self.as_resolution(found, "call"), depth)
+            if found is None:
+                sub = self.ix.submodule(value, name)
+                return ("module", sub) if sub else "external"
+            what, v = found
+            if what == "value":
+                return v
+            return (what, v) if what in ("module", "types") else "unknown"
+        if call:
+            nested = self.nested_types(value, name)
+            res = self.constructed(nested) if nested else verdict(self.lookup(value, name))
+            return self.returned(res, depth)
+        typed = self.field_type(value, name, depth)
+        if typed is not None:
+            return typed
+        nested = self.nested_types(value, name)
+        if nested:
+            return ("types", nested)
+        prop = [d for d in self.lookup(value, name) if d.kind in ("property", "getter")]
+        return self.returned(verdict(prop), depth) if prop else "unknown"
+
+    def field_type(self, types, name, depth=0):
+        """("types", [Type]) or "external"/"unknown" for the value of field name of one of
+        types (or of their bases), as its declaration gives it; None if none declares it."""
+        for t in types:
+            for file in t.files:
+                for kind, scope, fname, target, line, _ in self.ix.decls(file):
+                    if kind == "field" and scope == t.chain and fname == name and target:
+                        return self.receiver(target, Ctx(file, t.language, t.namespace,
+                                                         t.chain), depth + 1)
+        if depth < MAX_DEPTH:
+            bases = [b for t in types for b in self.bases(t)]
+            if bases:
+                return self.field_type(bases, name, depth + 1)
+        return None
+
+    def lookup(self, types, name, depth=0):
+        """The members named name of types, else of their bases (the nearest that has
+        one), as Defs; [] if none."""
+        found = [d for t in types for d in self.ix.members_of(t, name)
+                 if d.kind not in TYPE_KINDS]       # a nested type: nested_types() has it
+        if found or depth >= MAX_DEPTH:
+            return found
+        bases = [b for t in types for b in self.bases(t)]
+        return self.lookup(bases, name, depth + 1) if bases else []
+
+    def bases(self, t):
+        out = []
+        for file in t.files:
+            for kind, scope, name, target, line, _ in self.ix.decls(file):
+                if kind == "base" and scope == t.chain:
+                    ctx = Ctx(file, t.language, t.namespace, t.chain)
+                    found = self.type_named(name.split("."), ctx, outer_only=True)
+                    if isinstance(found, list):
+                        out += [b for b in found if b != t]
+        return out
+
+    def nested_types(self, types, name):
+        return [n for t in types for n in self.ix.types_named(name)
+                if n.chain == f"{t.chain}.{name}" and (n.namespace == t.namespace if
+                scoping(t.language).identity == "namespace" else set(n.files) & set(t.files))]
+
+    def function_types(self, defs):
+        """A function made with `new` is a type (JavaScript's function F, F.prototype.m):
+        the Types of these top-level function Defs."""
+        return [Type(d.member, d.member, "", (d.file,), d.language, d.start_line, d.end_line)
+                for d in defs if d.kind == "function" and not d.cls]
+
+    def type_of_chain(self, chain, ctx):
+        """The Types of the chain around ctx (its own class, an outer one)."""
+        s = scoping(ctx.language)
+        for form in s.member_chains:            # Runner.prototype: Runner's
+            head, _, tail = form.partition("{}")
+            if tail and chain.endswith(tail) and chain.startswith(head):
+                chain = chain[len(head):len(chain) - len(tail)]
+        name = chain.rpartition(".")[2]
+        found = [t for t in self.ix.types_named(name) if t.chain == chain and (
+            t.namespace == ctx.namespace if s.identity == "namespace" else ctx.file in t.files)]
+        if not found and s.member_chains and "." not in chain:      # function F, F.prototype
+            defs = self.module_member(ctx.file, name, lexical=True)
+            found = self.function_types(defs[1]) if defs and defs[0] == "defs" else []
+        return found
+
+    def type_named(self, parts, ctx, quiet=False, outer_only=False):
+        """[Type] a type name (as parts: ["A", "B"] for A.B) denotes from ctx, [] or
+        "external" if none of the index, "ambiguous" never: several are returned."""
+        s = scoping(ctx.language)
+        name = parts[-1]
+        candidates = self.ix.types_named(name)
+        if s.modules:
+            local = [t for t in candidates if t.chain == f"{LOCAL}.{name}" and ctx.file in
+                     t.files and ctx.lines[0] <= t.line <= ctx.lines[1]]
+            if len(parts) == 1 and local:
+                return local          # a class declared in the member's own body
+            if len(parts) == 1:
+                found = self.module_member(ctx.file, name, lexical=True)
+                if found and found[0] == "module":       # require("./m"): its default
+                    found = self.module_member(found[1], "default")
+                if found and found[0] == "types":
+                    return found[1]
+                if found and found[0] == "defs" and s.member_chains:
+                    return self.function_types(found[1])
+                return [t for t in candidates if ctx.file in t.files and
+                        t.chain.count(".") == 0] or ("external" if not quiet else [])
+            head = self.first_name(parts[0], ctx)
+            for part in parts[1:]:
+                if isinstance(head, str):
+                    return head
+                head = self.member_value(head, part, ctx)
+            if not isinstance(head, str) and head[0] == "defs" and s.member_chains:
+                return self.function_types(head[1])
+            return head[1] if not isinstance(head, str) and head[0] == "types" else "external"
+        if not candidates:
+            return "external"
+        if len(parts) > 1:                          # Outer.Inner, or Namespace.Type
+            prefix = ".".join(parts[:-1])
+            nested = [t for t in candidates if t.chain.endswith("." + name) and (
+                t.chain[:-len(name) - 1] == prefix or
+                f"{t.namespace}.{t.chain[:-len(name) - 1]}".endswith("." + prefix))]
+            spaced = [t for t in candidates if t.chain == name and (
+                t.namespace == prefix or t.namespace.endswith("." + prefix) or
+                self.aliased(ctx.file, parts[0], t.namespace, parts[1:-1]))]
+            return nested + spaced or ("external" if not quiet else [])
+        # nested in the chain around ctx, innermost first
+        if ctx.chain and not outer_only:
+            chain = ctx.chain.split(".")
+            for n in range(len(chain), 0, -1):
+                inner = ".".join(chain[:n] + [name])
+                found = [t for t in candidates if t.chain == inner and
+                         t.namespace == ctx.namespace]
+                if found:
+                    return found
+        elif ctx.chain and outer_only and "." in ctx.chain:
+            inner = ctx.chain.rpartition(".")[0] + "." + name
+            found = [t for t in candidates if t.chain == inner and t.namespace == ctx.namespace]
+            if found:
+                return found
+        visible = self.visible_namespaces(ctx)
+        found = [t for t in candidates if t.chain == name and t.namespace in visible]
+        for alias_name, target in self.aliases(ctx.file):
+            if alias_name == name:
+                *ns, last = target.split(".")
+                found += [t for t in self.ix.types_named(last) if t.namespace == ".".join(ns)]
+        if len(found) > 1:        # the nearest namespace hides the farther ones
+            nearest = max(len(t.namespace) for t in found
+                          if ctx.namespace == t.namespace or
+                          ctx.namespace.startswith(t.namespace + "."))  \
+                if any(ctx.namespace == t.namespace or ctx.namespace.startswith(t.namespace + ".")
+                       for t in found) else None
+            if nearest is not None:
+                found = [t for t in found if len(t.namespace) == nearest and (
+                    ctx.namespace == t.namespace or ctx.namespace.startswith(t.namespace + "."))]
+        return found or ("external" if not quiet else [])
+
+    def module_member(self, file, name, depth=0, seen=None, lexical=False):
+        """What name denotes at the top of file: ("defs", [Def]), ("types", [Type]),
+        ("module", file) or None; imports and re-exports followed. lexical: as a bare name
+        in that file (`exports.f = ...` is no name there), else as what it exports."""
+        seen = seen or set()
+        if (file, name) in seen or depth > MAX_DEPTH:
+            return None
+        seen.add((file, name))
+        exported = () if lexical else scoping(self.ix.language_of(file)).module_objects
+        defs = [d for d in self.ix.defs_named(name) if d.file == file and d.kind not in
+                TYPE_KINDS and (not d.cls or d.cls in exported)]
+        types = [t for t in self.ix.types_named(name) if file in t.files and "." not in t.chain]
+        if defs:                  # a value before a type of the same name (TypeScript's
+            return ("defs", defs)     # `interface X` beside `const X = ...`)
+        if types:
+            return ("types", types)
+        language = self.ix.language_of(file)
+        style = scoping(language).modules
+        if not style:
+            return None
+        for kind, scope, local, target, line, _ in self.ix.decls(file):
+            if kind == "field" and not scope and local == name:     # a module's variable
+                return ("value", self.receiver(target, Ctx(file, language, "", ""), depth + 1))
+        stars = []
+        for kind, _, local, target, _, _ in self.ix.decls(file):
+            if kind != "import":
+                continue
+            if local == "*":
+                stars.append(target)
+                continue
+            if local != name:
+                continue
+            module, _, member = target.partition(":")
+            where = self.ix.module_file(style, module, file) if module else file
+            if where is None:
+                return ("external", None)
+            if not member:
+                return ("module", where)
+            found = self.module_member(where, member, depth + 1, seen)
+            if found is None and style == "dotted":
+                sub = self.ix.module_file(style, f"{module}.{member}" if not module.endswith(
+                    ".") else module + member, file)
+                if sub:
+                    return ("module", sub)
+            return found or ("external", None)
+        for target in stars:
+            where = self.ix.module_file(style, target, file)
+            if where:
+                found = self.module_member(where, name, depth + 1, seen)
+                if found and found[0] != "external":
+                    return found
+        return None

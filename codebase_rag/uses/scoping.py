@@ -1,0 +1,91 @@
+"""Scoping: how each language finds what a name denotes, the part of resolution that is
+data (references.py is the one resolver that reads it). A language with uses (EXTRACTORS
+in uses/__init__.py) has a row here; see docs/references.md for what each field changes.
+"""
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Scoping:
+    """How a language finds what a name denotes: the part of resolution that is data."""
+    constructor: str          # a constructor's member name: "<type>" (its type's own), or a name
+    identity: str             # "namespace": a type is its namespace and chain wherever it is
+                              # declared (C#'s partial classes); "file": its file and chain
+    modules: str = ""         # how imports name files: "dotted" (pkg.mod, .mod), "paths" ("./x"); "" none (namespaces)
+    members_in_scope: bool = False  # an unqualified name finds the enclosing types' members
+    file_scope: bool = True   # an unqualified name finds the file's top-level definitions
+    extension_methods: bool = False  # `static M(this T x)` is called as `x.M()`
+    returns: object = None    # signature -> the type a member returns, dotted, or None
+    module_objects: tuple = ()    # containers that are the module itself (`exports.f = ...`)
+    member_chains: tuple = ()     # other class chains of a type's members: "{}.prototype"
+
+
+WRAPPERS = ("Optional", "Awaitable", "Task", "ValueTask", "Promise", "Iterator",
+            "Generator", "IEnumerable", "Type", "type")     # what a type is read through
+
+
+def named_type(text):
+    """The first type named in a type expression as written (`Optional[Foo]`, `Foo | None`,
+    `Task<Foo>`, `"Foo"`: Foo), dotted; None for none."""
+    names = re.findall(r"[A-Za-z_][\w.]*", text[:200])
+    names = [n for n in names if n not in ("None", "null", "undefined")]
+    while len(names) > 1 and names[0].rpartition(".")[2] in WRAPPERS:
+        names = names[1:]
+    return names[0] if names else None
+
+
+def python_returns(signature):
+    """`def f(x) -> Foo:`: Foo."""
+    _, arrow, tail = signature.rpartition("->")
+    return named_type(tail) if arrow else None
+
+
+def csharp_returns(signature):
+    """`public static Foo<T> Bar(int x)`: Foo (the type before the member's name)."""
+    head = signature.partition("(")[0].split()
+    while head and head[0] in CSHARP_MODIFIERS:
+        head = head[1:]
+    return named_type(" ".join(head[:-1])) if len(head) >= 2 else None
+
+
+def typescript_returns(signature):
+    """`f(x: A): Foo`, `get x(): Foo`: Foo."""
+    close = signature.rfind(")")
+    tail = signature[close + 1:].lstrip() if close >= 0 else ""
+    return named_type(tail[1:]) if tail.startswith(":") else None
+
+
+def extended_type(signature):
+    """The type a C# extension method extends: `Clamp(this int value, ...)` -> int."""
+    m = re.search(r"\(this\s+(?:ref\s+|in\s+)?([\w.]+)", signature)
+    return m.group(1).rpartition(".")[2] if m else ""
+
+
+CSHARP_MODIFIERS = frozenset("""public private protected internal static sealed abstract virtual
+override readonly extern unsafe volatile new partial async const void""".split())
+SCOPING = {
+    "csharp": Scoping(constructor="<type>", identity="namespace", members_in_scope=True,
+                      file_scope=False, extension_methods=True, returns=csharp_returns),
+    "python": Scoping(constructor="__init__", identity="file", modules="dotted",
+                      returns=python_returns),
+    "typescript": Scoping(constructor="constructor", identity="file", modules="paths",
+                          returns=typescript_returns,
+                          module_objects=("exports", "module.exports"),
+                          member_chains=("{}.prototype",)),
+    "javascript": Scoping(constructor="constructor", identity="file", modules="paths",
+                          returns=typescript_returns,
+                          module_objects=("exports", "module.exports"),
+                          member_chains=("{}.prototype",)),
+}
+MODULE_SUFFIXES = {
+    "dotted": ((".py", ".pyi"), ("/__init__.py", "/__init__.pyi")),
+    "paths": ((".ts", ".tsx", ".js", ".jsx", ".mts", ".mjs", ".cts", ".cjs", ".d.ts"),
+           ("/index.ts", "/index.tsx", "/index.js", "/index.jsx", "/index.mjs")),
+}
+
+
+def scoping(language):
+    """The Scoping of a language (a language with no row resolves as C# does: by types
+    and namespaces, which needs no imports)."""
+    return SCOPING.get(language) or SCOPING["csharp"]

@@ -1,0 +1,430 @@
+"""The tree-sitter languages' uses: one driver, and per language a query file
+(uses/queries/LANG.scm) that says which nodes are calls, constructions, references,
+locals, fields, classes and imports, plus a row of FORMS: the node types of the simple
+expressions a qualifier is read from (a name, a.b, this, super, a call). The driver reads
+the tree its chunker made (Chunks.parsed), runs the query once, and turns the captures into
+uses and decls (uses/__init__.py says what those are). Linear: the query runs once over
+the tree, every receiver is read at most MAX_CHAIN nodes deep, and classes nest by a sweep.
+
+Capture names (docs/references.md lists them with examples):
+  call.name, call.receiver      a call of name (on receiver)
+  new.name, new.receiver        a construction
+  ref.name, ref.receiver        a member referenced, not called
+  type.name, type.receiver      a type named; type.tree: every name inside a type
+  local.name + local.type|local.value   a local (with its declared type, or its value);
+                                local.global: a name a function says is not its own
+  field.self + field.name + field.type|field.value    self.x = ... (this.x in a class)
+  field.name + field.type|field.value (no field.self)  a field declared in a class body
+  class.name (and @class)       a class; base.name: one of its bases (the class is found
+                                from the base's node upwards)
+  import.module|import.from, import.name, import.alias, import.star    an import
+"""
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import LOCAL, Collector, owners
+
+MAX_CHAIN = 8                 # a receiver deeper than this is "?"
+QUERIES = Path(__file__).parent / "queries"
+
+
+@dataclass(frozen=True)
+class Forms:
+    """The node types a language's simple expressions are made of."""
+    query: str                    # its file in uses/queries/
+    identifiers: frozenset        # a plain name
+    member: tuple                 # (node type, object field, name field) of `a.b`
+    call: tuple                   # (node type, function field) of `f(x)`
+    new: tuple = ()               # (node type, constructor field) of `new F(x)`
+    this: frozenset = frozenset()     # node types of the object itself (this)
+    base: frozenset = frozenset()     # node types of its base (super)
+    self_words: frozenset = frozenset()   # names of the object itself (Python's self, cls)
+    base_call: str = ""           # a call of this name is the base (Python's super())
+    wrappers: frozenset = frozenset()     # (x), x!, x as T: read through
+    head_import: bool = False     # `import a.b` binds the name a
+    function_kinds: frozenset = frozenset(("function", "method", "constructor", "getter",
+                                           "setter"))
+    type_names: frozenset = frozenset()   # node types of a name inside a type
+    type_member: tuple = ()       # (node type, object field, name field) of `a.B` in a type
+    base_constructor: str = ""    # what a call of the base itself (`super(x)`) calls
+
+
+ES = dict(identifiers=frozenset(("identifier",)),
+          member=("member_expression", "object", "property"), call=("call_expression", "function"),
+          new=("new_expression", "constructor"), this=frozenset(("this",)),
+          base=frozenset(("super",)), base_constructor="constructor",
+          wrappers=frozenset(("parenthesized_expression", "non_null_expression", "as_expression",
+                              "satisfies_expression", "await_expression")),
+          type_names=frozenset(("type_identifier",)),
+          type_member=("nested_type_identifier", "module", "name"))
+FORMS = {
+    "python": Forms("python.scm", frozenset(("identifier",)), ("attribute", "object", "attribute"),
+                    ("call", "function"), self_words=frozenset(("self", "cls")),
+                    base_call="super", wrappers=frozenset(("parenthesized_expression",)),
+                    head_import=True, type_names=frozenset(("identifier",))),
+    "typescript": Forms("typescript.scm", **ES),
+    "javascript": Forms("javascript.scm", **ES),
+}
+_queries = {}
+_lock = threading.Lock()
+
+
+def query(forms, language):
+    """The compiled query of a language's file, for the grammar its tree was read with."""
+    key = (forms.query, id(language))
+    found = _queries.get(key)
+    if found is None:
+        import tree_sitter
+        with _lock:
+            found = _queries.get(key)
+            if found is None:
+                found = _queries[key] = (language, tree_sitter.Query(
+                    language, (QUERIES / forms.query).read_text()))
+    return found[1]
+
+
+def extract(text, chunks, language):
+    import tree_sitter
+    tree, data = chunks.parsed
+    forms = FORMS[language]
+    matches = tree_sitter.QueryCursor(query(forms, tree.language)).matches(tree.root_node)
+    return _Reader(data, chunks, forms, text.count("\n") + 1).run(matches)
+
+
+class _Reader:
+    def __init__(self, data, chunks, forms, n_lines):
+        self.data, self.chunks, self.forms = data, chunks, forms
+        self.owner = owners(chunks, n_lines)
+        self.uses, self.decls = Collector(), []
+
+    def text(self, node):
+        return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    def chunk_of(self, node):
+        line = node.start_point[0] + 1
+        return self.owner[line] if line < len(self.owner) else None
+
+    def in_function(self, chunk):
+        return chunk is not None and self.chunks[chunk].kind in self.forms.function_kinds
+
+    def run(self, matches):
+        calls, refs, types, locals_, fields, classes, bases, imports = ([] for _ in range(8))
+        for _, caps in matches:
+            if "call.name" in caps or "call.base" in caps:
+                calls.append(caps)
+            elif "ref.name" in caps:
+                refs.append(caps)
+            elif "new.name" in caps:
+                calls.append(caps)
+            elif "type.name" in caps or "type.tree" in caps:
+                types.append(caps)
+            elif "local.name" in caps or "local.param" in caps or "local.global" in caps:
+                locals_.append(caps)
+            elif "field.name" in caps:
+                fields.append(caps)
+            elif "class.name" in caps:
+                classes.append(caps)
+            elif "base.name" in caps:
+                bases.append(caps)
+            elif any(k.startswith(("import.", "export.")) for k in caps):
+                imports.append(caps)
+        self.chains = self.class_chains(classes)
+        self.scopes, self.imported = {}, set()
+        self.read_imports(imports)
+        self.scopes = self.locals_of(locals_)
+        self.read_fields(fields)
+        self.read_bases(bases)
+        called = set()
+        for caps in calls:
+            if "call.base" in caps:   # super(...): the base's constructor
+                self.uses.add(self.chunk_of(caps["call.base"][0]),
+                              caps["call.base"][0].start_point[0] + 1,
+                              self.forms.base_constructor, "call", "base")
+                continue
+            kind = "new" if "new.name" in caps else "call"
+            name = caps[f"{kind}.name"][0]
+            called.add(name.start_byte)
+            if kind == "call" and "call.receiver" not in caps and \
+                    self.text(name) == self.forms.base_call:
+                continue              # super() itself: its method is the use
+            self.add(name, kind, caps.get(f"{kind}.receiver"))
+        for caps in refs:
+            name = caps["ref.name"][0]
+            if name.start_byte not in called:
+                self.add(name, "ref", caps.get("ref.receiver"), drop_unknown=True)
+        for caps in types:
+            if "type.tree" in caps:
+                for name, receiver in self.type_names(caps["type.tree"][0]):
+                    self.add(name, "type", receiver and [receiver], drop_unknown=True)
+            else:
+                self.add(caps["type.name"][0], "type", caps.get("type.receiver"),
+                         drop_unknown=True)
+        return self.uses.rows(), self.decls
+
+    def add(self, name_node, kind, receiver, drop_unknown=False):
+        chunk = self.chunk_of(name_node)
+        qualifier = self.qualifier(receiver[0], chunk) if receiver else ""
+        if qualifier == "?" and drop_unknown:
+            return
+        self.uses.add(chunk, name_node.start_point[0] + 1, self.text(name_node), kind,
+                      qualifier)
+
+    # -- what a receiver is
+    def qualifier(self, node, chunk):
+        """The simple form of a receiver expression (uses/__init__.py): names, `f()` for
+        what a call returns, this, base, "=T" for a construction; its first name read
+        against the member's locals."""
+        f, parts = self.forms, []
+        while len(parts) <= MAX_CHAIN:
+            t = node.type
+            if t in f.wrappers:
+                inner = node.named_children
+                if not inner:
+                    return "?"
+                node = inner[0]
+                continue
+            if t in f.identifiers:
+                parts.append(self.text(node))
+                break
+            if t == f.member[0]:
+                name = node.child_by_field_name(f.member[2])
+                node = node.child_by_field_name(f.member[1])
+                if name is None or node is None:
+                    return "?"
+                parts.append(self.text(name))
+                continue
+            if t in f.this:
+                parts.append("this")
+                break
+            if t in f.base:
+                parts.append("base")
+                break
+            if f.new and t == f.new[0]:
+                made = self.dotted(node.child_by_field_name(f.new[1]))
+                if not made:
+                    return "?"
+                parts.append("=" + made.replace(".", ":"))
+                break
+            if t == f.call[0]:
+                callee = node.child_by_field_name(f.call[1])
+                if callee is None:
+                    return "?"
+                if callee.type in f.identifiers:
+                    name = self.text(callee)
+                    parts.append("base" if name == f.base_call else name + "()")
+                    break
+                if callee.type != f.member[0]:
+                    return "?"
+                name = callee.child_by_field_name(f.member[2])
+                node = callee.child_by_field_name(f.member[1])
+                if name is None or node is None:
+                    return "?"
+                parts.append(self.text(name) + "()")
+                continue
+            return "?"
+        else:
+            return "?"
+        parts.reverse()
+        head = parts[0]
+        if head in f.self_words:
+            parts[0] = "this"
+        elif head not in ("this", "base") and head[0] != "=" and not head.endswith("()"):
+            declared = self.scopes.get(chunk, {}).get(head)
+            if declared is not None:
+                if declared == "?":
+                    return "?"
+                parts[0] = declared
+        joined = ".".join(parts)
+        return joined if joined.count(".") <= MAX_CHAIN else "?"
+
+    def dotted(self, node):
+        """`a.b.C` for a name or a chain of names (at most MAX_CHAIN), else None."""
+        f, parts = self.forms, []
+        while node is not None and len(parts) <= MAX_CHAIN:
+            if node.type in f.identifiers or node.type in f.type_names:
+                parts.append(self.text(node))
+                return ".".join(reversed(parts))
+            member = f.member if node.type == f.member[0] else f.type_member \
+                if f.type_member and node.type == f.type_member[0] else None
+            name = node.child_by_field_name(member[2]) if member else None
+            if name is None:
+                return None
+            parts.append(self.text(name))
+            node = node.child_by_field_name(member[1])
+        return None
+
+    def form_of(self, caps, role, chunk):
+        """What a local or field holds, as a qualifier: "=T" for a declared type, the form
+        of the value it was given when that is a call's result or a construction, else "?"
+        (a local of unknown type hides any other meaning of its name)."""
+        if f"{role}.type" in caps:
+            declared = self.type_of(caps[f"{role}.type"][0])
+            return "=" + declared.replace(".", ":") if declared else "?"
+        if f"{role}.value" in caps:
+            form = self.qualifier(caps[f"{role}.value"][0], chunk)
+            return form if form != "base" else "?"
+        return "?"
+
+    def type_of(self, node):
+        """The type a `type` node names, dotted (`a.Foo`, `List[Foo]`: List), or None."""
+        stack = [node]
+        while stack:                  # the first name, depth first
+            n = stack.pop()
+            dotted = self.dotted(n)
+            if dotted:
+                return dotted
+            if len(stack) < 64:
+                stack.extend(reversed(n.named_children[:8]))
+        return None
+
+    def type_names(self, node):
+        """(name node, receiver node or None) of every name inside a type, iteratively."""
+        found, stack, f = [], [node], self.forms
+        while stack:
+            n = stack.pop()
+            member = f.member if n.type == f.member[0] else f.type_member \
+                if f.type_member and n.type == f.type_member[0] else None
+            if member:
+                name = n.child_by_field_name(member[2])
+                if name is not None:
+                    found.append((name, n.child_by_field_name(member[1])))
+                continue
+            if n.type in f.identifiers or n.type in f.type_names:
+                found.append((n, None))
+                continue
+            stack.extend(n.named_children)
+        return found
+
+    # -- what the file declares
+    def class_chains(self, classes):
+        """{start byte of a class: (its chain, its outer chain)}, and the type decls, by a
+        sweep in file order with a stack of the classes open there."""
+        chains, stack = {}, []
+        for caps in sorted(classes, key=lambda c: c["class"][0].start_byte):
+            node, name = caps["class"][0], self.text(caps["class.name"][0])
+            while stack and stack[-1][0] <= node.start_byte:
+                stack.pop()
+            outer = stack[-1][1] if stack else ""
+            if self.in_function(self.chunk_of(node)) and not (
+                    stack and stack[-1][1].startswith(LOCAL)):
+                outer = LOCAL         # a class of a function's own: seen only there
+            chain = f"{outer}.{name}" if outer else name
+            chains[node.start_byte] = (chain, outer)
+            stack.append((node.end_byte, chain))
+            self.decls.append(("type", outer, name, "", caps["class.name"][0].start_point[0] + 1,
+                               node.end_point[0] + 1))
+        self.open_classes = sorted((node_start, chains[node_start][0])
+                                   for node_start in chains)
+        return chains
+
+    def class_at(self, node):
+        """The chain of the innermost class around node ("" if none): its chunk's class
+        chain when it is in one, else the nearest class above it in the tree."""
+        chunk = self.chunk_of(node)
+        if chunk is not None and self.chunks[chunk].cls:
+            return self.chunks[chunk].cls
+        n, steps = node.parent, 0
+        while n is not None and steps < 64:
+            if n.start_byte in self.chains and n.type.startswith("class"):
+                return self.chains[n.start_byte][0]
+            n, steps = n.parent, steps + 1
+        return ""
+
+    def locals_of(self, locals_):
+        """{chunk: {name: declared type (dotted with ':'), or "?"}}: the names a member
+        holds of its own (a parameter, an assignment); a class body's annotated names are
+        its fields, a module's assignments of a construction its variables (decls)."""
+        scopes, outer, weak = {}, {}, set()
+        for caps in locals_:
+            if "local.global" in caps:      # global x, nonlocal x: not the member's
+                node = caps["local.global"][0]
+                outer.setdefault(self.chunk_of(node), set()).add(self.text(node))
+                continue
+            node = caps.get("local.name", caps.get("local.param"))[0]
+            if node.start_byte in self.imported:
+                continue                            # `const x = require(...)`: an import
+            name, chunk = self.text(node), self.chunk_of(node)
+            self.scopes = scopes                    # a value may name an earlier local
+            form = self.form_of(caps, "local", chunk)
+            if "local.param" in caps:               # a parameter of no declared type: what
+                weak.add((chunk, name))             # the member assigns it is its value
+                scopes.setdefault(chunk, {}).setdefault(name, "?")
+                continue
+            if not self.in_function(chunk):
+                if form != "?":         # a class's field, or a module's variable
+                    self.decls.append(("field", self.class_at(node), name, form,
+                                       node.start_point[0] + 1, None))
+                continue
+            scope = scopes.setdefault(chunk, {})
+            if (chunk, name) in weak:
+                weak.discard((chunk, name))
+                scope[name] = form
+            else:
+                scope[name] = form if scope.get(name, form) == form else "?"
+        for chunk, names in outer.items():
+            for name in names:
+                scopes.get(chunk, {}).pop(name, None)
+        return scopes
+
+    def read_fields(self, fields):
+        f = self.forms
+        for caps in fields:
+            if "field.self" in caps and self.text(caps["field.self"][0]) not in f.self_words \
+                    and caps["field.self"][0].type not in f.this:
+                continue
+            node = caps["field.name"][0]
+            form = self.form_of(caps, "field", self.chunk_of(node))
+            if form != "?":
+                self.decls.append(("field", self.class_at(node), self.text(node), form,
+                                   node.start_point[0] + 1, None))
+
+    def read_bases(self, bases):
+        for caps in bases:
+            node = caps["base.name"][0]
+            klass, steps = node.parent, 0       # the class: a few nodes up (its bases' list)
+            while klass is not None and klass.start_byte not in self.chains and steps < 4:
+                klass, steps = klass.parent, steps + 1
+            if klass is None or klass.start_byte not in self.chains:
+                continue
+            dotted = self.dotted(node)
+            if dotted:
+                self.decls.append(("base", self.chains[klass.start_byte][0], dotted, "",
+                                   node.start_point[0] + 1, None))
+
+    def read_imports(self, imports):
+        for caps in imports:
+            line = next(iter(caps.values()))[0].start_point[0] + 1
+            if "import.require" in caps and self.text(caps["import.require"][0]) != "require":
+                continue
+            if "export.module" in caps and self.text(caps["export.module"][0]) != "module":
+                continue
+            if "export.default" in caps:            # export default Foo, module.exports = Foo
+                self.decls.append(("import", "", "default",
+                                   ":" + self.text(caps["export.default"][0]), line, None))
+                continue
+            if "import.default" in caps:
+                self.decls.append(("import", "", self.text(caps["import.default"][0]),
+                                   self.text(caps["import.from"][0]) + ":default", line, None))
+                continue
+            for node in [*caps.get("import.alias", ()), *caps.get("import.name", ())]:
+                self.imported.add(node.start_byte)
+            alias = self.text(caps["import.alias"][0]) if "import.alias" in caps else None
+            if "import.module" in caps:
+                module = self.text(caps["import.module"][0])
+                if alias:
+                    self.decls.append(("import", "", alias, module, line, None))
+                elif self.forms.head_import:
+                    head = module.split(".")[0]
+                    self.decls.append(("import", "", head, head, line, None))
+                continue
+            source = self.text(caps["import.from"][0]).strip("'\"") \
+                if "import.from" in caps else ""
+            if "import.star" in caps:
+                self.decls.append(("import", "", "*", source, line, None))
+            elif "import.name" in caps:
+                name = self.text(caps["import.name"][0])
+                self.decls.append(("import", "", alias or name.rpartition(".")[2],
+                                   f"{source}:{name}", line, None))
+            elif alias:                     # the whole module under a name
+                self.decls.append(("import", "", alias, source, line, None))

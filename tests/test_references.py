@@ -1,0 +1,409 @@
+"""References (issue 47): what each member uses, read at index time, and resolved at query
+time. Snippets and the exact uses each must yield; small trees whose callers and callees
+are known by hand (each language's scoping: receivers' types, bases, namespaces, imports);
+the answers of query.py and of the MCP tools on the sample; and hostile input."""
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from codebase_rag.languages import chunk_source
+from codebase_rag.references import ask
+from codebase_rag.runs import index_tree
+from codebase_rag.store import Store
+from codebase_rag.uses import extract
+from conftest import ROOT
+
+
+def uses_of(path, text):
+    """{(line, kind, qualifier, name, member)} of a snippet."""
+    text = textwrap.dedent(text)
+    chunks = chunk_source(path, text)
+    uses, decls = extract(text, chunks, chunks.language or
+                          __import__("codebase_rag.languages").languages.language_for(path).name)
+    return {(int(line), u.kind, u.qualifier, u.name,
+             chunks[u.chunk].member if u.chunk is not None else None)
+            for u in uses for line in u.line.split(",")}, decls
+
+
+def tree_of(tmp_path, files, word_embedder):
+    """A store of these {path: text} files, built with the stand-in embedder."""
+    src = tmp_path / "src"
+    for rel, text in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(textwrap.dedent(text))
+    index_tree(str(src), str(tmp_path / "db"), progress=False, embedder=word_embedder)
+    return Store(tmp_path / "db")
+
+
+def callers(store, name):
+    """{(caller Class.Member, line, status)} of --callers name."""
+    answer = ask(store, "callers", name)
+    return {(e.member.name, s.line, s.status) for e in answer.entries for s in e.sites}
+
+
+def callees(store, name):
+    answer = ask(store, "callees", name)
+    return {(e.member.name, s.line, s.status) for e in answer.entries for s in e.sites}
+
+
+# ----------------------------------------------------------------------------- C#: uses
+def test_csharp_calls_constructions_and_their_qualifiers():
+    found, _ = uses_of("A.cs", """\
+        namespace N;
+        public class Shop
+        {
+            private readonly Stock _stock = new Stock();
+            public void Sell(Item item, int n)
+            {
+                var receipt = new Receipt(item);
+                Ledger ledger = Ledger.Open();
+                ledger.Write(receipt);
+                _stock.Take(item, n);
+                this.Audit();
+                Audit();
+                item.Price.Round();
+                Helper(n).Go();
+                int Helper(int x) => x;
+                Log($"sold {item.Describe()} x{n}");
+                Generic<int>(n);
+            }
+        }
+        """)
+    want = {
+        (4, "new", "", "Stock", None),
+        (7, "new", "", "Receipt", "Sell"),
+        (8, "call", "Ledger", "Open", "Sell"),
+        (9, "call", "=Ledger", "Write", "Sell"),
+        (10, "call", "_stock", "Take", "Sell"),
+        (11, "call", "this", "Audit", "Sell"),
+        (12, "call", "", "Audit", "Sell"),
+        (13, "call", "=Item.Price", "Round", "Sell"),
+        (14, "call", "Helper()", "Go", "Sell"),   # what a call returns
+        (16, "call", "", "Log", "Sell"),
+        (16, "call", "=Item", "Describe", "Sell"),
+        (17, "call", "", "Generic", "Sell"),
+    }
+    calls = {u for u in found if u[1] in ("call", "new")}
+    assert calls == want          # Helper, a local function, is its member's own
+
+
+def test_csharp_declarations_usings_bases_and_fields():
+    _, decls = uses_of("A.cs", """\
+        using System;
+        using static System.Math;
+        using Alias = Other.Place;
+        global using Shared.Things;
+        namespace N.M
+        {
+            public partial class Shop : Base<int>, IShop where T : new()
+            {
+                private Stock _stock;
+                public Ledger Books { get; set; }
+                public class Inner { }
+            }
+        }
+        """)
+    assert set(decls) == {
+        ("using", "", "", "System", 1, None), ("static", "", "", "System.Math", 2, None),
+        ("using", "", "Alias", "Other.Place", 3, None),
+        ("using", "global", "", "Shared.Things", 4, None),
+        ("type", "", "Shop", "N.M", 7, 12), ("base", "Shop", "Base", "", 7, None),
+        ("base", "Shop", "IShop", "", 7, None), ("field", "Shop", "_stock", "=Stock", 9, None),
+        ("field", "Shop", "Books", "=Ledger", 10, None), ("type", "Shop", "Inner", "N.M", 11, 11)}
+
+
+def test_csharp_a_member_declaring_itself_is_no_use_of_itself():
+    found, _ = uses_of("A.cs", """\
+        class A
+        {
+            public A(int x) { }
+            public int Size => 3;
+            public int Count { get { return Size; } }
+            public void Run() { Run(); }
+        }
+        """)
+    assert found == {(5, "ref", "", "Size", "Count"), (6, "call", "", "Run", "Run")}
+
+
+# ----------------------------------------------------------------------------- C#: resolution
+CS_TREE = {
+    "Shop.cs": """\
+        using Game.Money;
+        namespace Game.Shop;
+        public class Shop : Counter
+        {
+            private readonly Ledger _ledger = new Ledger();
+            public void Sell(int price)
+            {
+                _ledger.Record(price);
+                Record(price);
+                Count();
+                var other = new Game.Money.Ledger();
+                other.Record(price, "x");
+                Stash()[0].Record(price);
+                price.Doubled();
+            }
+            private void Record(int price) { }
+            private object[] Stash() => null;
+        }
+        public class Counter
+        {
+            public void Count() { }
+        }
+        """,
+    "Ledger.cs": """\
+        namespace Game.Money
+        {
+            public class Ledger
+            {
+                public void Record(int amount) { }
+                public void Record(int amount, string note) { }
+            }
+            public static class Numbers
+            {
+                public static int Doubled(this int x) => x * 2;
+            }
+        }
+        """,
+    "Other.cs": """\
+        namespace Game.Elsewhere;
+        public class Ledger
+        {
+            public void Record(int amount) { }
+        }
+        """,
+}
+
+
+@pytest.fixture
+def cs_store(tmp_path, word_embedder):
+    return tree_of(tmp_path, CS_TREE, word_embedder)
+
+
+def test_csharp_receivers_overloads_bases_and_namespaces(cs_store):
+    assert callees(cs_store, "Shop.Sell") == {
+        ("Ledger.Record", 8, "resolved"),           # a field's type, through its using
+        ("Shop.Record", 9, "resolved"),             # the class's own, not the Ledger's
+        ("Counter.Count", 10, "resolved"),          # a base's
+        ("Ledger", 11, "resolved"),                 # a type with no constructor of its own
+        ("Ledger.Record", 12, "resolved"),          # the overload set of one type
+        ("Shop.Stash", 13, "resolved"),
+        ("Numbers.Doubled", 14, "resolved"),        # an extension method
+    }
+
+
+def test_csharp_an_unknown_receiver_is_never_an_edge_but_is_counted(cs_store):
+    answer = ask(cs_store, "callers", "Game.Elsewhere.Ledger.Record")
+    assert answer.entries == []                     # same name, another namespace
+    money = ask(cs_store, "callers", "Game.Money.Ledger.Record")
+    assert {(e.member.name, s.line) for e in money.entries for s in e.sites} == {
+        ("Shop.Sell", 8), ("Shop.Sell", 12)}
+    assert [(f, line) for f, line, _ in money.unresolved] == [("Shop.cs", 13)]
+
+
+def test_definitions_outlines_and_impact(cs_store):
+    found = ask(cs_store, "definition", "Record")
+    assert sorted((e.member.file, e.member.name, e.member.start_line) for e in found.entries) == [
+        ("Ledger.cs", "Ledger.Record", 5), ("Ledger.cs", "Ledger.Record", 6),
+        ("Other.cs", "Ledger.Record", 4), ("Shop.cs", "Shop.Record", 16)]
+    assert [e.member.signature for e in ask(cs_store, "definition", "Counter.Count").entries] \
+        == ["public void Count()"]
+    outline = ask(cs_store, "outline", "Ledger.cs")
+    assert [(e.member.name, e.member.kind) for e in outline.entries] == [
+        ("Ledger", "type"), ("Ledger.Record", "method"), ("Ledger.Record", "method"),
+        ("Numbers", "type"), ("Numbers.Doubled", "method")]
+    impact = ask(cs_store, "impact", "Counter.Count", depth=3)
+    assert [(e.member.name, e.depth) for e in impact.entries] == [("Shop.Sell", 1)]
+
+
+# ----------------------------------------------------------------------------- the sample
+ENERGY = "Energy/EnergySystem.cs"
+
+
+def structure(cli, db, *args, check=True):
+    proc = cli.run("query.py", "--db", db, "--json", *args, check=check)
+    return json.loads(proc.stdout) if check else proc
+
+
+def test_the_sample_answers_and_an_edit_is_seen_by_the_next_question(cli, sample_tree,
+                                                                     tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    callers_ = structure(cli, db, "--callers", "EnergySystem.RefillTimers")
+    assert [(c["file"], c["member"], [u["line"] for u in c["uses"]]) for c in callers_] == [
+        ("Program.cs", "<top-level>", [26])]
+    assert callers_[0]["uses"][0]["text"] == \
+        "var refilled = energy.RefillTimers(clock.UtcNow.AddMinutes(25));"
+    [found] = structure(cli, db, "--definition", "RefillTimers")
+    assert (found["file"], found["class"], found["signature"]) == (
+        ENERGY, "EnergySystem", "public int RefillTimers(DateTime now)")
+    # a call added by a plain write, no index.py run: the next question reads it
+    path = sample_tree / "Matchmaking" / "Matchmaker.cs"
+    text = path.read_text()
+    path.write_text("using Arcadia.Backend.Energy;\n" + text.replace(
+        "    public Ticket Enqueue(string playerId, int rating)\n    {\n",
+        "    public Ticket Enqueue(string playerId, int rating)\n    {\n"
+        "        new EnergySystem(TimeSpan.Zero).RefillTimers(DateTime.UtcNow);\n", 1))
+    assert path.read_text() != text
+    line = next(n for n, x in enumerate(path.read_text().split("\n"), 1) if "RefillTimers" in x)
+    callers_ = structure(cli, db, "--callers", "EnergySystem.RefillTimers")
+    assert {(c["file"], c["member"], c["uses"][0]["line"]) for c in callers_} == {
+        ("Program.cs", "<top-level>", 26), ("Matchmaking/Matchmaker.cs", "Enqueue", line)}
+    proc = cli.run("query.py", "--db", db, "--callers", "EnergySystem.RefillTimers")
+    assert proc.stdout.splitlines()[0] == \
+        f"callers of EnergySystem.RefillTimers ({ENERGY}:79-104):"
+    assert f"  {line}  new EnergySystem(TimeSpan.Zero).RefillTimers(DateTime.UtcNow);" in \
+        proc.stdout
+
+
+def test_renames_deletions_and_a_checkout_of_60_files_are_seen_by_the_next_question(
+        cli, sample_tree, tmp_path):
+    from conftest import bulk_files
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    (sample_tree / ENERGY).rename(sample_tree / "Energy" / "Refills.cs")
+    [found] = structure(cli, db, "--definition", "EnergySystem.RefillTimers")
+    assert found["file"] == "Energy/Refills.cs"
+    program = sample_tree / "Program.cs"
+    program.rename(sample_tree / "Main.cs")
+    assert [c["file"] for c in structure(cli, db, "--callers", "RefillTimers")] == ["Main.cs"]
+    (sample_tree / "Main.cs").unlink()
+    assert structure(cli, db, "--callers", "RefillTimers") == []
+    (sample_tree / "Energy" / "Refills.cs").unlink()
+    gone = structure(cli, db, "--callers", "RefillTimers", check=False)
+    assert gone.returncode == 2 and "no member or type named 'RefillTimers'" in gone.stderr
+    bulk_files(sample_tree, 60, "Generated")
+    (sample_tree / "Generated" / "Caller.cs").write_text(
+        "namespace Generated;\npublic class Caller\n{\n    public int Call()\n    {\n"
+        "        return new Generated0().Part1OfGenerated0();\n    }\n}\n")
+    assert [(c["file"], c["member"], c["uses"][0]["line"]) for c in
+            structure(cli, db, "--callers", "Generated0.Part1OfGenerated0")] == [
+        ("Generated/Caller.cs", "Call", 6)]
+
+
+def test_the_flags_say_what_is_wrong_in_one_line(cli, sample_tree, tmp_path):
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    for args, said in ((["--callers", "RefillTimers", "why?"], "answers alone"),
+                       (["--impact", "RefillTimers", "--depth", "0"], "between 1 and 10"),
+                       (["--outline", "Nowhere.cs"], "is not a file of the index"),
+                       (["--callers", "Refill"], "did you mean: RefillTimers"),
+                       (["--callers", ""], "needs a name"),
+                       (["--callers", "x" * 2000], "the limit is 1000")):
+        proc = cli.run("query.py", "--db", db, *args, check=False)
+        assert proc.returncode == 2 and said in proc.stderr and proc.stdout == "", args
+        assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_the_mcp_tools_answer_as_the_cli_does(cli, sample_tree, tmp_path):
+    import asyncio
+    from test_mcp import server, text
+    db = tmp_path / "db"
+    cli.index(sample_tree, db)
+    asked = [("definition", {"name": "RefillTimers"}),
+             ("callers", {"name": "EnergySystem.RefillTimers"}),
+             ("callees", {"name": "Program.cs:26"}),
+             ("references", {"name": "IClock"}),
+             ("impact", {"name": "Extensions.Clamp", "depth": 3}),
+             ("outline", {"file": ENERGY})]
+
+    async def go():
+        async with server(cli, db) as s:
+            tools = {t.name for t in (await s.list_tools()).tools}
+            assert {tool for tool, _ in asked} <= tools
+            answers = [text(await s.call_tool(tool, args)) for tool, args in asked]
+            bad = await s.call_tool("impact", {"name": "RefillTimers", "depth": 11})
+            assert bad.isError and text(bad) == "depth must be between 1 and 10"
+            missing = await s.call_tool("callers", {"name": "NoSuchThing"})
+            assert missing.isError and "no member or type named" in text(missing)
+            return answers
+    answers = asyncio.run(go())
+    for (tool, args), answer in zip(asked, answers):
+        flags = [f"--{tool}", args.get("name") or args.get("file")] + \
+            (["--depth", str(args["depth"])] if "depth" in args else [])
+        assert answer == cli.run("query.py", "--db", db, *flags).stdout, tool
+    assert "  26  var refilled = energy.RefillTimers(" in answers[1]
+
+
+# ----------------------------------------------------------------------------- hostile input
+HOSTILE_USES = """
+import sys, time
+from codebase_rag.languages import chunk_source
+from codebase_rag.uses import extract
+n = 200_000
+texts = {
+    "capitals.cs": "class A { void F() { " + "A" * n + " } }",
+    "calls.cs": "class A { void F() { " + "a.b(" * (n // 4) + " } }",
+    "generics.cs": "class A { void F() { " + "A<" * (n // 2) + " } }",
+    "dots.cs": "class A { void F() { " + "a." * (n // 2) + "b(); } }",
+    "holes.cs": "class A { void F() { x = " + '$"{' * (n // 3) + " } }",
+    "nested.cs": "class A {" * (n // 9) + "}" * (n // 9),
+    "spaces.cs": "class A { void F() { new" + " " * n + "A(); } }",
+    "news.cs": "class A { void F() { " + "new A." * (n // 6) + " } }",
+}
+for name, text in texts.items():
+    started = time.process_time()
+    try:
+        chunks = chunk_source(name, text)
+    except Exception as e:
+        print(name, "chunker:", type(e).__name__)
+        continue
+    extract(text, chunks, "csharp")
+    print(name, round(time.process_time() - started, 1))
+print("read")
+"""
+
+
+def test_hostile_files_never_hang_the_uses():
+    """Files of 200,000 characters of one hostile shape each are read in seconds; a
+    quadratic reading would take hours. The timeout only guards against a hang."""
+    done = subprocess.run([sys.executable, "-c", HOSTILE_USES], capture_output=True,
+                          text=True, timeout=600, cwd=ROOT)
+    assert done.stdout.strip().endswith("read"), done.stderr[-2000:]
+
+
+# ----------------------------------------------------------------------------- the oracles
+# bench/refs_oracle.py on small trees of tests/fixtures/refs/: every call site the language's
+# own resolver binds (jedi; the TypeScript checker for TypeScript and JavaScript). The index
+# never names another member than the resolver does; the few it leaves unresolved are those
+# a type the syntax does not give (a lambda's parameter, `a or b`) stands behind.
+FIXTURES = ROOT / "tests" / "fixtures" / "refs"
+
+
+def refs_oracle():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("refs_oracle",
+                                                  ROOT / "bench" / "refs_oracle.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def typescript_for_the_oracle():
+    import os
+    import shutil
+    if shutil.which("node") is None:
+        pytest.skip("node is not on PATH: the TypeScript oracle cannot run")
+    where = os.environ.get("TS_ORACLE_TYPESCRIPT") or \
+        str(ROOT / ".cache" / "node" / "node_modules" / "typescript")
+    if not (ROOT / where / "package.json").is_file():
+        pytest.fail("TypeScript for the oracle is missing; from the project root run: mkdir -p "
+                    ".cache/node && cd .cache/node && npm install typescript@5 (or set "
+                    "TS_ORACLE_TYPESCRIPT)")
+    os.environ["TS_ORACLE_TYPESCRIPT"] = where
+
+
+@pytest.mark.parametrize("lang, recall", [("python", 0.94), ("typescript", 0.93),
+                                          ("javascript", 1.0)])
+def test_call_edges_agree_with_the_languages_own_resolver(lang, recall, tmp_path,
+                                                          word_embedder):
+    if lang == "python":
+        pytest.importorskip("jedi")
+    else:
+        typescript_for_the_oracle()
+    found = refs_oracle().score(FIXTURES / lang, lang, embedder=word_embedder, work=tmp_path)
+    assert found["fp"] == 0 and found["precision"] == 1.0, found
+    assert found["recall"] >= recall and found["oracle_members"] >= 10, found
