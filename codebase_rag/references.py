@@ -60,10 +60,10 @@ class Questions:
         """The Defs a NAME denotes: `Member`, `Class.Member` (any tail of the namespace and
         class chain), a type, or `file:line`."""
         name = name.strip()
-        m = re.fullmatch(r"(.+):(\d+)", name)
-        if m and "/" in m.group(1) or m and "." in m.group(1) and \
-                self.store.manifest([m.group(1)]):
-            file, line = m.group(1).replace("\\", "/").removeprefix("./"), int(m.group(2))
+        file, colon, line = name.rpartition(":")       # file:line
+        at_line = colon and file and line.isascii() and line.isdigit() and len(line) < 10
+        if at_line and ("/" in file or "." in file and self.store.manifest([file])):
+            file, line = file.replace("\\", "/").removeprefix("./"), int(line)
             c = self.store.chunk_at(file, line)
             if c is None:
                 raise UsageError(f"no indexed member at {printable(file)}:{line}; give a line "
