@@ -5,7 +5,7 @@ question (or one MCP call): the database may change between two of those, not wi
 """
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .languages import language_for
 from .uses.scoping import MODULE_SUFFIXES, scoping
@@ -56,6 +56,7 @@ class Type:
                    self.end_line or self.line, "")
 
 
+PACKAGED = frozenset(("java", "go"))     # languages with a `package` decl per file
 DEF_COLUMNS = "rowid, file, language, namespace, class, member, kind, start_line, end_line, " \
               "signature"
 
@@ -101,7 +102,7 @@ class Index:
         to, `test("...", () => {...})`: its signature does not say the name)."""
         found = self._named.get(name)
         if found is None:
-            found = self._named[name] = [d for d in (Def(*r) for r in self.db.execute(
+            found = self._named[name] = [d for d in (self.as_def(r) for r in self.db.execute(
                 f"SELECT {DEF_COLUMNS} FROM chunks WHERE member=?", (name,)))
                 if name in d.signature or not d.signature]
         return found
@@ -113,15 +114,30 @@ class Index:
             part = rowids[at:at + 500]
             for r in self.db.execute(f"SELECT {DEF_COLUMNS} FROM chunks WHERE rowid IN "
                                      f"({','.join('?' * len(part))})", part):
-                self._rows[r[0]] = Def(*r)
+                self._rows[r[0]] = self.as_def(r)
 
     def def_of(self, rowid):
         found = self._rows.get(rowid)
         if found is None:
             r = self.db.execute(f"SELECT {DEF_COLUMNS} FROM chunks WHERE rowid=?",
                                 (rowid,)).fetchone()
-            found = self._rows[rowid] = Def(*r) if r else None
+            found = self._rows[rowid] = self.as_def(r) if r else None
         return found
+
+    def as_def(self, row):
+        """The Def of a chunk's row; a language whose files say their package (Java's
+        `package a.b;`, Go's folder: a `package` decl) has it as the namespace, which its
+        chunks do not carry."""
+        d = Def(*row)
+        if not d.namespace and d.language in PACKAGED:
+            package = self.package_of(d.file)
+            if package:
+                return replace(d, namespace=package)
+        return d
+
+    def package_of(self, file):
+        return next((target for kind, _, _, target, _, _ in self.decls(file)
+                     if kind == "package"), "")
 
     def context(self, use_chunk, file):
         """The Ctx of a use: its member's, or for code outside every member (a field's
@@ -130,7 +146,7 @@ class Index:
             d = self.def_of(use_chunk)
             if d is not None:
                 return Ctx(d.file, d.language, d.namespace, d.cls, (d.start_line, d.end_line))
-        return Ctx(file, self.language_of(file), "", "")
+        return Ctx(file, self.language_of(file), self.package_of(file), "")
 
     def context_at(self, file, line):
         """Ctx of code outside every member at file:line, from the types declared there."""
@@ -140,7 +156,7 @@ class Index:
                     best is None or start >= best[3]):
                 best = (scope, name, target, start)
         if best is None:
-            return Ctx(file, self.language_of(file), "", "")
+            return Ctx(file, self.language_of(file), self.package_of(file), "")
         return Ctx(file, self.language_of(file), best[2],
                    ".".join(p for p in (best[0], best[1]) if p))
 

@@ -105,7 +105,7 @@ class Resolver(Namespaces):
             found = self.module_member(ctx.file, name, lexical=True)
             if found is not None:
                 return self.as_resolution(found, kind)
-        if s.extension_methods:       # `using static`
+        if s.extension_methods or s.static_imports:       # `using static`
             for kind_, scope, _, target in self.ix.usings(ctx.file):
                 if kind_ == "static":
                     types = self.type_named(target.split("."), ctx)
@@ -185,9 +185,10 @@ class Resolver(Namespaces):
         import, a module's variable, a type."""
         s = scoping(ctx.language)
         if s.members_in_scope and ctx.chain:
-            here = self.type_of_chain(ctx.chain, ctx)
-            if here:
-                typed = self.field_type(here, head, depth)
+            parts = ctx.chain.split(".")
+            for n in range(len(parts), 0, -1):      # the innermost type first, then outer
+                here = self.type_of_chain(".".join(parts[:n]), ctx)     # ones' fields
+                typed = self.field_type(here, head, depth) if here else None
                 if typed is not None:
                     return typed
         if s.modules:

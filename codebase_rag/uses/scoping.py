@@ -19,6 +19,8 @@ class Scoping:
     returns: object = None    # signature -> the type a member returns, dotted, or None
     module_objects: tuple = ()    # containers that are the module itself (`exports.f = ...`)
     member_chains: tuple = ()     # other class chains of a type's members: "{}.prototype"
+    static_imports: bool = False  # `using static T;`, `import static a.T.m;`: T's statics
+                                  # are unqualified names of the file
 
 
 WRAPPERS = ("Optional", "Awaitable", "Task", "ValueTask", "Promise", "Iterator",
@@ -56,6 +58,29 @@ def typescript_returns(signature):
     return named_type(tail[1:]) if tail.startswith(":") else None
 
 
+def java_returns(signature):
+    """`public static <T> Foo<T> bar(int x)`, `@Nullable Foo bar()`: Foo; an array, a type
+    parameter's bound or a primitive is no type of the index (None or a name it lacks)."""
+    head = signature.partition("(")[0]
+    depth, out = 0, []                # drop annotations' arguments and generics' brackets
+    for ch in head[:400]:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            out.append(ch)
+    words = [w for w in "".join(out).split() if not w.startswith("@") and
+             w not in JAVA_MODIFIERS]
+    if len(words) < 2 or "[" in words[-2]:
+        return None
+    return words[-2] if words[-2][:1].isalpha() or words[-2][:1] == "_" else None
+
+
+JAVA_MODIFIERS = frozenset("""public private protected static final abstract synchronized
+native strictfp default transient volatile sealed non-sealed void""".split())
+
+
 def extended_type(signature):
     """The type a C# extension method extends: `Clamp(this int value, ...)` -> int."""
     m = re.search(r"\(this\s+(?:ref\s+|in\s+)?([\w.]+)", signature)
@@ -67,6 +92,8 @@ override readonly extern unsafe volatile new partial async const void""".split()
 SCOPING = {
     "csharp": Scoping(constructor="<type>", identity="namespace", members_in_scope=True,
                       file_scope=False, extension_methods=True, returns=csharp_returns),
+    "java": Scoping(constructor="<type>", identity="file", members_in_scope=True,
+                    file_scope=False, static_imports=True, returns=java_returns),
     "python": Scoping(constructor="__init__", identity="file", modules="dotted",
                       returns=python_returns),
     "typescript": Scoping(constructor="constructor", identity="file", modules="paths",

@@ -48,6 +48,10 @@ class Forms:
     type_names: frozenset = frozenset()   # node types of a name inside a type
     type_member: tuple = ()       # (node type, object field, name field) of `a.B` in a type
     base_constructor: str = ""    # what a call of the base itself (`super(x)`) calls
+    method_call: tuple = ()       # (node type, object field, name field) of `a.f(x)` as one
+                                  # node (Java's method_invocation)
+    generic: frozenset = frozenset()  # `Foo<T>`: read as its first named child, Foo
+    cast: tuple = ()              # (node type, type field) of `(Foo) x`: a value of type Foo
 
 
 ES = dict(identifiers=frozenset(("identifier",)),
@@ -65,6 +69,15 @@ FORMS = {
                     head_import=True, type_names=frozenset(("identifier",))),
     "typescript": Forms("typescript.scm", **ES),
     "javascript": Forms("javascript.scm", **ES),
+    "java": Forms("java.scm", frozenset(("identifier", "type_identifier")),
+                  ("field_access", "object", "field"), ("method_invocation", "object"),
+                  new=("object_creation_expression", "type"), this=frozenset(("this",)),
+                  base=frozenset(("super",)), wrappers=frozenset(("parenthesized_expression",)),
+                  function_kinds=frozenset(("method", "constructor")),
+                  type_names=frozenset(("type_identifier",)),
+                  type_member=("scoped_type_identifier", None, None),
+                  method_call=("method_invocation", "object", "name"),
+                  generic=frozenset(("generic_type",)), cast=("cast_expression", "type")),
 }
 _queries = {}
 _lock = threading.Lock()
@@ -187,9 +200,9 @@ class _Reader:
             if t in f.identifiers:
                 parts.append(self.text(node))
                 break
-            if t == f.member[0]:
-                name = node.child_by_field_name(f.member[2])
-                node = node.child_by_field_name(f.member[1])
+            if t == f.member[0] or f.type_member and t == f.type_member[0]:
+                name, node = self.member_parts(node, f.member if t == f.member[0] else
+                                               f.type_member)
                 if name is None or node is None:
                     return "?"
                 parts.append(self.text(name))
@@ -199,6 +212,21 @@ class _Reader:
                 break
             if t in f.base:
                 parts.append("base")
+                break
+            if f.method_call and t == f.method_call[0]:
+                name = node.child_by_field_name(f.method_call[2])
+                if name is None:
+                    return "?"
+                parts.append(self.text(name) + "()")
+                node = node.child_by_field_name(f.method_call[1])
+                if node is None:
+                    break
+                continue
+            if f.cast and t == f.cast[0]:
+                made = self.dotted(node.child_by_field_name(f.cast[1]))
+                if not made:
+                    return "?"
+                parts.append("=" + made.replace(".", ":"))
                 break
             if f.new and t == f.new[0]:
                 made = self.dotted(node.child_by_field_name(f.new[1]))
@@ -245,14 +273,27 @@ class _Reader:
             if node.type in f.identifiers or node.type in f.type_names:
                 parts.append(self.text(node))
                 return ".".join(reversed(parts))
+            if node.type in f.generic:
+                node = node.named_children[0] if node.named_children else None
+                continue
             member = f.member if node.type == f.member[0] else f.type_member \
                 if f.type_member and node.type == f.type_member[0] else None
-            name = node.child_by_field_name(member[2]) if member else None
+            name, node = self.member_parts(node, member)
             if name is None:
                 return None
             parts.append(self.text(name))
-            node = node.child_by_field_name(member[1])
         return None
+
+    @staticmethod
+    def member_parts(node, member):
+        """(name, object) of `a.b` by member's fields; a form with no fields (Java's
+        scoped_type_identifier) is its first and last named children."""
+        if not member:
+            return None, None
+        if member[1] is None:
+            kids = node.named_children
+            return (kids[-1], kids[0]) if len(kids) >= 2 else (None, None)
+        return node.child_by_field_name(member[2]), node.child_by_field_name(member[1])
 
     def form_of(self, caps, role, chunk):
         """What a local or field holds, as a qualifier: "=T" for a declared type, the form
@@ -286,9 +327,9 @@ class _Reader:
             member = f.member if n.type == f.member[0] else f.type_member \
                 if f.type_member and n.type == f.type_member[0] else None
             if member:
-                name = n.child_by_field_name(member[2])
+                name, receiver = self.member_parts(n, member)
                 if name is not None:
-                    found.append((name, n.child_by_field_name(member[1])))
+                    found.append((name, receiver))
                 continue
             if n.type in f.identifiers or n.type in f.type_names:
                 found.append((n, None))

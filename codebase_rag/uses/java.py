@@ -1,0 +1,96 @@
+"""Java's uses: the query file's (uses/queries/java.scm, read by uses/syntax.py), and what
+the tree's top says that a query reads badly: the package (every type's namespace, and a
+`package` decl that gives the file's members theirs), the imports (a type `import a.b.C`,
+a package `import a.b.*`, a class's statics `import static a.b.C.m` and `.*`), and the
+explicit constructor calls `super(...)` and `this(...)` (named after the type they build).
+Linear: the top's children once, and each constructor call a bounded walk up to its class.
+"""
+from . import Use, owners
+from . import syntax
+
+CLASSES = ("class_declaration", "enum_declaration", "record_declaration")
+MAX_UP = 64                   # a constructor call's class is at most so many nodes up
+
+
+def extract(text, chunks, language):
+    uses, decls = syntax.extract(text, chunks, language)
+    tree, data = chunks.parsed
+    root = tree.root_node
+
+    def text_of(node):
+        return data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    package, heads = "", []
+    for node in root.named_children:
+        if node.type == "package_declaration":
+            named = [c for c in node.named_children if c.type != "annotation"]
+            package = text_of(named[-1]) if named else ""
+        elif node.type == "import_declaration":
+            heads.append(node)
+    out = [("type", d[1], d[2], package, d[4], d[5]) if d[0] == "type" else d for d in decls]
+    if package:
+        out.append(("package", "", "", package, 1, None))
+    for node in heads:
+        names = [c for c in node.named_children if c.type in ("identifier", "scoped_identifier")]
+        if not names:
+            continue
+        dotted = "".join(text_of(names[0]).split())
+        star = any(c.type == "asterisk" for c in node.named_children)
+        static = any(c.type == "static" for c in node.children)
+        line = node.start_point[0] + 1
+        if static:                # the class whose statics are seen: a.b.C of a.b.C.m
+            out.append(("static", "", "", dotted if star else dotted.rpartition(".")[0],
+                        line, None))
+        elif star:
+            out.append(("using", "", "", dotted, line, None))
+        else:
+            out.append(("using", "", dotted.rpartition(".")[2], dotted, line, None))
+    return uses + constructor_calls(tree, chunks, text, text_of), out
+
+
+def constructor_calls(tree, chunks, text, text_of):
+    """`super(...)`: a call of the base's constructor (named after the base, on "base");
+    `this(...)`: of the type's own (named after it, on "this")."""
+    import tree_sitter
+    found = []
+    query, root = _ctor_query(tree.language), tree.root_node
+    owner = None
+    for _, caps in tree_sitter.QueryCursor(query).matches(root):
+        node = caps["ctor"][0]
+        klass, steps = node.parent, 0
+        while klass is not None and klass.type not in CLASSES and steps < MAX_UP:
+            klass, steps = klass.parent, steps + 1
+        if klass is None or klass.type not in CLASSES:
+            continue
+        if node.type == "this":
+            name = klass.child_by_field_name("name")
+            qualifier = "this"
+        else:
+            base = klass.child_by_field_name("superclass")
+            name = base.named_children[0] if base is not None and base.named_children else None
+            for _ in range(MAX_UP):
+                if name is None or name.type == "type_identifier" or not name.named_children:
+                    break
+                name = name.named_children[0] if name.type == "generic_type" else \
+                    name.named_children[-1]
+            qualifier = "base"
+        if name is None:
+            continue
+        if owner is None:
+            owner = owners(chunks, text.count("\n") + 1)
+        line = node.start_point[0] + 1
+        found.append(Use(owner[line] if line < len(owner) else None, str(line),
+                         text_of(name), "call", qualifier))
+    return found
+
+
+_queries = {}
+
+
+def _ctor_query(language):
+    import tree_sitter
+    found = _queries.get(id(language))
+    if found is None:
+        found = _queries[id(language)] = (language, tree_sitter.Query(
+            language, "(explicit_constructor_invocation constructor: [(super) (this)] @ctor)"))
+    return found[1]
