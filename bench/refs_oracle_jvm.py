@@ -44,3 +44,14 @@ def java(tree, files, keys):
                            "--root", str(tree)], input="\n".join(files), text=True,
                           capture_output=True, check=True)
     return read(done.stdout.splitlines(), keys)
+
+
+def go(tree, files, keys):
+    if shutil.which("go") is None:
+        raise RuntimeError("go is not on PATH: the Go oracle cannot run")
+    env = dict(os.environ, GOFLAGS="", GO111MODULE="off", GOCACHE=os.environ.get(
+        "GOCACHE", str(Path(tempfile.gettempdir()) / "refs-oracle-gocache")))
+    done = subprocess.run(["go", "run", str(ROOT / "tests" / "oracle" / "go" / "refs_oracle.go"),
+                           "-root", str(tree)], input="\n".join(files), text=True,
+                          capture_output=True, check=True, env=env)
+    return read(done.stdout.splitlines(), keys)

@@ -56,7 +56,6 @@ class Type:
                    self.end_line or self.line, "")
 
 
-PACKAGED = frozenset(("java", "go"))     # languages with a `package` decl per file
 DEF_COLUMNS = "rowid, file, language, namespace, class, member, kind, start_line, end_line, " \
               "signature"
 
@@ -129,15 +128,20 @@ class Index:
         `package a.b;`, Go's folder: a `package` decl) has it as the namespace, which its
         chunks do not carry."""
         d = Def(*row)
-        if not d.namespace and d.language in PACKAGED:
+        if not d.namespace and scoping(d.language).package:
             package = self.package_of(d.file)
             if package:
                 return replace(d, namespace=package)
         return d
 
     def package_of(self, file):
+        """The package of a file: Go's folder ("." the tree's root), Java's declared one;
+        "" for a language of neither."""
+        style = scoping(self.language_of(file)).package
+        if style == "folder":
+            return posixpath.dirname(file) or "."
         return next((target for kind, _, _, target, _, _ in self.decls(file)
-                     if kind == "package"), "")
+                     if kind == "package"), "") if style else ""
 
     def context(self, use_chunk, file):
         """The Ctx of a use: its member's, or for code outside every member (a field's
@@ -170,6 +174,8 @@ class Index:
                     "SELECT file, scope, target, line, end_line FROM decls WHERE kind='type' "
                     "AND name=?", (name,)):
                 language = self.language_of(file)
+                if not namespace and scoping(language).package == "folder":
+                    namespace = self.package_of(file)
                 chain = ".".join(p for p in (scope, name) if p)
                 key = (namespace, chain) if scoping(language).identity == "namespace" else \
                     (file, chain)

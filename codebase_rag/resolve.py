@@ -8,6 +8,7 @@ receiver whose type the syntax does not give).
 
 from .definitions import EXTERNAL, TYPE_KINDS, UNKNOWN, Ctx, Type
 from .namespaces import Namespaces, verdict
+from .packages import Packages
 from .uses import LOCAL
 from .uses.scoping import scoping
 
@@ -15,7 +16,7 @@ CALLS = ("call", "new")
 MAX_DEPTH = 8                 # bases, imports followed, qualifier chains
 
 
-class Resolver(Namespaces):
+class Resolver(Namespaces, Packages):
     def __init__(self, index):
         self.ix = index
         self._resolved = {}       # (name, kind, qualifier, Ctx): its Resolution
@@ -50,6 +51,8 @@ class Resolver(Namespaces):
 
         if kind_of == "module":
             return self.as_resolution(self.module_member(value, name), kind)
+        if kind_of == "package":
+            return self.as_resolution(self.package_member(value, name), kind)
         found = self.lookup(value, name)
         if found:
             return verdict(found)
@@ -93,6 +96,8 @@ class Resolver(Namespaces):
 
     def unqualified(self, name, kind, ctx):
         s = scoping(ctx.language)
+        if s.package == "folder":     # Go: the package's names, else a builtin's
+            return self.as_resolution(self.package_member(ctx.namespace, name), kind)
         if s.members_in_scope and ctx.chain:
             parts = ctx.chain.split(".")
             for n in range(len(parts), 0, -1):          # the innermost type first
@@ -184,6 +189,8 @@ class Resolver(Namespaces):
         """What the first name of a qualifier denotes: a field of the enclosing types, an
         import, a module's variable, a type."""
         s = scoping(ctx.language)
+        if s.package == "folder":
+            return self.package_head(head, ctx, depth)
         if s.members_in_scope and ctx.chain:
             parts = ctx.chain.split(".")
             for n in range(len(parts), 0, -1):      # the innermost type first, then outer
@@ -212,6 +219,14 @@ class Resolver(Namespaces):
         kind, value = current
         if kind == "named":
             return "external"
+        if kind == "package":
+            found = self.package_member(value, name, depth)
+            if call:
+                return self.returned(self.as_resolution(found, "call"), depth)
+            if found is None:
+                return "external"
+            return found[1] if found[0] == "value" else found if found[0] == "types" \
+                else "unknown"
         if kind == "module":
             found = self.module_member(value, name)
             if call:
@@ -302,6 +317,8 @@ class Resolver(Namespaces):
         """[Type] a type name (as parts: ["A", "B"] for A.B) denotes from ctx, [] or
         "external" if none of the index, "ambiguous" never: several are returned."""
         s = scoping(ctx.language)
+        if s.package == "folder":
+            return self.package_type(parts, ctx)
         name = parts[-1]
         candidates = self.ix.types_named(name)
         if s.modules:

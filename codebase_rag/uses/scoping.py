@@ -21,6 +21,8 @@ class Scoping:
     member_chains: tuple = ()     # other class chains of a type's members: "{}.prototype"
     static_imports: bool = False  # `using static T;`, `import static a.T.m;`: T's statics
                                   # are unqualified names of the file
+    package: str = ""             # a file's package, its members' namespace: "decl" (its
+                                  # `package` decl: Java), "folder" (its folder: Go)
 
 
 WRAPPERS = ("Optional", "Awaitable", "Task", "ValueTask", "Promise", "Iterator",
@@ -77,6 +79,28 @@ def java_returns(signature):
     return words[-2] if words[-2][:1].isalpha() or words[-2][:1] == "_" else None
 
 
+def go_returns(signature):
+    """`func (s *S) F(x int) (*Foo, error)`, `func F[T any]() pkg.Foo`: Foo, pkg.Foo (the
+    first result); None for none."""
+    at, depth, parens = 0, 0, 0           # the end of the parameters' group, at depth 0
+    text = signature[:400]
+    want = 2 if text.startswith("func (") else 1      # a method's receiver, then its own
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+            parens += ch == "(" and depth == 1
+        elif ch in ")]":
+            depth = max(depth - 1, 0)
+            if depth == 0 and ch == ")" and parens == want:
+                at = i + 1
+                break
+    tail = text[at:].strip() if at else ""
+    tail = tail[1:].strip() if tail.startswith("(") else tail
+    tail = tail[1:] if tail.startswith("*") else tail
+    name = re.match(r"[A-Za-z_][\w.]*", tail)
+    return name.group(0) if name and name.group(0) not in ("func", "chan", "map") else None
+
+
 JAVA_MODIFIERS = frozenset("""public private protected static final abstract synchronized
 native strictfp default transient volatile sealed non-sealed void""".split())
 
@@ -93,7 +117,10 @@ SCOPING = {
     "csharp": Scoping(constructor="<type>", identity="namespace", members_in_scope=True,
                       file_scope=False, extension_methods=True, returns=csharp_returns),
     "java": Scoping(constructor="<type>", identity="file", members_in_scope=True,
-                    file_scope=False, static_imports=True, returns=java_returns),
+                    file_scope=False, static_imports=True, returns=java_returns,
+                    package="decl"),
+    "go": Scoping(constructor="", identity="namespace", file_scope=False, returns=go_returns,
+                  package="folder"),
     "python": Scoping(constructor="__init__", identity="file", modules="dotted",
                       returns=python_returns),
     "typescript": Scoping(constructor="constructor", identity="file", modules="paths",

@@ -52,6 +52,7 @@ class Forms:
                                   # node (Java's method_invocation)
     generic: frozenset = frozenset()  # `Foo<T>`: read as its first named child, Foo
     cast: tuple = ()              # (node type, type field) of `(Foo) x`: a value of type Foo
+    class_nodes: frozenset = frozenset()  # node types of a class (none: those named class*)
 
 
 ES = dict(identifiers=frozenset(("identifier",)),
@@ -77,7 +78,20 @@ FORMS = {
                   type_names=frozenset(("type_identifier",)),
                   type_member=("scoped_type_identifier", None, None),
                   method_call=("method_invocation", "object", "name"),
-                  generic=frozenset(("generic_type",)), cast=("cast_expression", "type")),
+                  generic=frozenset(("generic_type",)), cast=("cast_expression", "type"),
+                  class_nodes=frozenset(("class_declaration", "interface_declaration",
+                                         "enum_declaration", "record_declaration",
+                                         "annotation_type_declaration"))),
+    "go": Forms("go.scm", frozenset(("identifier", "type_identifier", "package_identifier")),
+                ("selector_expression", "operand", "field"), ("call_expression", "function"),
+                new=("composite_literal", "type"),
+                wrappers=frozenset(("parenthesized_expression", "unary_expression")),
+                function_kinds=frozenset(("function", "method")),
+                type_names=frozenset(("type_identifier",)),
+                type_member=("qualified_type", "package", "name"),
+                generic=frozenset(("generic_type", "pointer_type")),
+                cast=("type_assertion_expression", "type"),
+                class_nodes=frozenset(("type_spec", "type_alias"))),
 }
 _queries = {}
 _lock = threading.Lock()
@@ -367,7 +381,9 @@ class _Reader:
             return self.chunks[chunk].cls
         n, steps = node.parent, 0
         while n is not None and steps < 64:
-            if n.start_byte in self.chains and n.type.startswith("class"):
+            if n.start_byte in self.chains and (n.type in self.forms.class_nodes if
+                                                self.forms.class_nodes else
+                                                n.type.startswith("class")):
                 return self.chains[n.start_byte][0]
             n, steps = n.parent, steps + 1
         return ""
@@ -424,7 +440,7 @@ class _Reader:
         for caps in bases:
             node = caps["base.name"][0]
             klass, steps = node.parent, 0       # the class: a few nodes up (its bases' list)
-            while klass is not None and klass.start_byte not in self.chains and steps < 4:
+            while klass is not None and klass.start_byte not in self.chains and steps < 6:
                 klass, steps = klass.parent, steps + 1
             if klass is None or klass.start_byte not in self.chains:
                 continue

@@ -100,6 +100,13 @@ public class RefsOracle {
         if (kind.equals("constructor") && (made || (((com.sun.tools.javac.code.Symbol) e).flags() & com.sun.tools.javac.code.Flags.GENERATEDCONSTR) != 0)) {
             at = e.getEnclosingElement();
             kind = "class";
+            // new T() { ... }: an anonymous class's constructor is its base's, T's
+            if (at instanceof TypeElement && ((TypeElement) at).getNestingKind() == NestingKind.ANONYMOUS) {
+                TypeElement anon = (TypeElement) at;
+                javax.lang.model.type.TypeMirror base = anon.getInterfaces().isEmpty() ? anon.getSuperclass() : anon.getInterfaces().get(0);
+                at = base instanceof javax.lang.model.type.DeclaredType ? ((javax.lang.model.type.DeclaredType) base).asElement() : null;
+                if (at == null) return "null";
+            }
         }
         TreePath path = TREES.getPath(at);
         if (path == null)
