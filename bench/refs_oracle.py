@@ -203,7 +203,7 @@ ORACLES = {"python": (python, (".py",)), "typescript": (typescript, ES_EXTS[:4])
            "javascript": (typescript, ES_EXTS[4:])}
 sys.path.insert(0, str(HERE))
 import refs_oracle_jvm  # noqa: E402  (Java and Go: their own file)
-ORACLES.update({"java": (refs_oracle_jvm.java, (".java",))})
+ORACLES.update({"java": (refs_oracle_jvm.java, (".java",)), "go": (refs_oracle_jvm.go, (".go",))})
 
 
 def score(tree, lang, show=0, embedder=None, work=None):
@@ -221,17 +221,23 @@ def score(tree, lang, show=0, embedder=None, work=None):
     sites, truth = oracle_of(tree, files, keys)
     counts = Counter()
     edges_ours, edges_oracle, wrong, missed = set(), set(), [], []
-    taken = Counter()
+    taken = {}
     for site in sites:
         rel, line, col, name = site
         mine = ours_.get((rel, line, name))
-        index = taken[rel, line, name]
-        taken[rel, line, name] += 1
-        if mine and index >= len(mine) and len(mine) == 1:
-            index = 0                   # one use of the name on the line, called twice there
-        status, targets, caller = mine[index] if mine and index < len(mine) else \
-            ("not read", set(), None)
         want = truth[site]
+        # the uses of one name on one line (a.f(b.f()): two rows) in no order the oracle's
+        # is: each site takes the first row not taken that names its member, else the first
+        # not taken; when every row is taken, a row called twice there (one row, its lines
+        # deduplicated) is both sites: the one that names the member, else the first
+        used = taken.setdefault((rel, line, name), set())
+        free = [i for i in range(len(mine or ())) if i not in used]
+        index = next((i for i in free if want in mine[i][1]), free[0] if free else None)
+        if index is None and mine:
+            index = next((i for i in range(len(mine)) if want in mine[i][1]), 0)
+        used.add(index)
+        status, targets, caller = mine[index] if index is not None else \
+            ("not read", set(), None)
         caller_key = caller.rowid if caller is not None else (rel, "file")
         if want == "unbound":           # the oracle bound the name to nothing
             counts["unbound"] += 1
