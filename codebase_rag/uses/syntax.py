@@ -26,6 +26,7 @@ from pathlib import Path
 from . import LOCAL, Collector, owners
 
 MAX_CHAIN = 8                 # a receiver deeper than this is "?"
+MAX_UP = 48                   # a local's scope is looked for at most so many nodes up
 QUERIES = Path(__file__).parent / "queries"
 
 
@@ -53,6 +54,10 @@ class Forms:
     generic: frozenset = frozenset()  # `Foo<T>`: read as its first named child, Foo
     cast: tuple = ()              # (node type, type field) of `(Foo) x`: a value of type Foo
     class_nodes: frozenset = frozenset()  # node types of a class (none: those named class*)
+    scope_nodes: frozenset = frozenset()  # node types whose locals are their own (Go's
+                                          # func literals: `r *http.Request` in a handler)
+    new_call: str = ""            # a call of this name makes a value of its argument's type
+                                  # (Go's new(T))
 
 
 ES = dict(identifiers=frozenset(("identifier",)),
@@ -91,7 +96,8 @@ FORMS = {
                 type_member=("qualified_type", "package", "name"),
                 generic=frozenset(("generic_type", "pointer_type")),
                 cast=("type_assertion_expression", "type"),
-                class_nodes=frozenset(("type_spec", "type_alias"))),
+                class_nodes=frozenset(("type_spec", "type_alias")),
+                scope_nodes=frozenset(("func_literal",)), new_call="new"),
 }
 _queries = {}
 _lock = threading.Lock()
@@ -202,7 +208,7 @@ class _Reader:
         """The simple form of a receiver expression (uses/__init__.py): names, `f()` for
         what a call returns, this, base, "=T" for a construction; its first name read
         against the member's locals."""
-        f, parts = self.forms, []
+        f, parts, start = self.forms, [], node
         while len(parts) <= MAX_CHAIN:
             t = node.type
             if t in f.wrappers:
@@ -254,6 +260,14 @@ class _Reader:
                     return "?"
                 if callee.type in f.identifiers:
                     name = self.text(callee)
+                    if name == f.new_call and f.new_call:
+                        args = node.child_by_field_name("arguments")
+                        made = self.dotted(args.named_children[0]) \
+                            if args is not None and args.named_children else None
+                        if not made:
+                            return "?"
+                        parts.append("=" + made.replace(".", ":"))
+                        break
                     parts.append("base" if name == f.base_call else name + "()")
                     break
                 if callee.type != f.member[0]:
@@ -272,7 +286,11 @@ class _Reader:
         if head in f.self_words:
             parts[0] = "this"
         elif head not in ("this", "base") and head[0] != "=" and not head.endswith("()"):
-            declared = self.scopes.get(chunk, {}).get(head)
+            declared = None
+            for key in self.scope_of(start, chunk):
+                declared = self.scopes.get(key, {}).get(head)
+                if declared is not None:
+                    break
             if declared is not None:
                 if declared == "?":
                     return "?"
@@ -404,18 +422,19 @@ class _Reader:
             name, chunk = self.text(node), self.chunk_of(node)
             self.scopes = scopes                    # a value may name an earlier local
             form = self.form_of(caps, "local", chunk)
+            key = self.scope_of(node, chunk)[0]     # the member's, or a scope's inside it
             if "local.param" in caps:               # a parameter of no declared type: what
-                weak.add((chunk, name))             # the member assigns it is its value
-                scopes.setdefault(chunk, {}).setdefault(name, "?")
+                weak.add((key, name))               # the member assigns it is its value
+                scopes.setdefault(key, {}).setdefault(name, "?")
                 continue
             if not self.in_function(chunk):
                 if form != "?":         # a class's field, or a module's variable
                     self.decls.append(("field", self.class_at(node), name, form,
                                        node.start_point[0] + 1, None))
                 continue
-            scope = scopes.setdefault(chunk, {})
-            if (chunk, name) in weak:
-                weak.discard((chunk, name))
+            scope = scopes.setdefault(key, {})
+            if (key, name) in weak:
+                weak.discard((key, name))
                 scope[name] = form
             else:
                 scope[name] = form if scope.get(name, form) == form else "?"
@@ -423,6 +442,18 @@ class _Reader:
             for name in names:
                 scopes.get(chunk, {}).pop(name, None)
         return scopes
+
+    def scope_of(self, node, chunk):
+        """The keys of the scopes node is in, innermost first: (chunk, start byte) of each
+        scope node around it (Forms.scope_nodes, at most MAX_UP nodes up), then chunk."""
+        if not self.forms.scope_nodes:
+            return [chunk]
+        keys, n, steps = [], node.parent, 0
+        while n is not None and steps < MAX_UP:
+            if n.type in self.forms.scope_nodes:
+                keys.append((chunk, n.start_byte))
+            n, steps = n.parent, steps + 1
+        return keys + [chunk]
 
     def read_fields(self, fields):
         f = self.forms
