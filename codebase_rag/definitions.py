@@ -7,6 +7,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field, replace
 
+from . import crates
 from .languages import language_for
 from .uses.scoping import MODULE_SUFFIXES, scoping
 
@@ -228,8 +229,10 @@ class Index:
         """The chunks named name declared in type t."""
         chain = t.chain if chain is None else chain
         held = scoping(t.language).member_chains
+        impl_for = scoping(t.language).impl_for        # Rust: `impl Display for T`
         return [d for d in self.defs_named(name) if (d.cls == chain or held and any(
-            d.cls == form.format(chain) for form in held)) and (
+            d.cls == form.format(chain) for form in held) or impl_for and d.cls.endswith(
+            " for " + chain)) and (
             d.namespace == t.namespace if scoping(t.language).identity == "namespace"
             else d.file in t.files)]
 
@@ -242,7 +245,9 @@ class Index:
         found = None
         files = self.files()
         stems, packages = MODULE_SUFFIXES[style]
-        if style == "dotted":
+        if style == "rust":
+            found = crates.module_file(files, dotted, importer)
+        elif style == "dotted":
             dots = len(dotted) - len(dotted.lstrip("."))
             rest = dotted[dots:].replace(".", "/")
             if dots:

@@ -98,6 +98,8 @@ class Resolver(Namespaces, Packages):
         s = scoping(ctx.language)
         if s.package == "folder":     # Go: the package's names, else a builtin's
             return self.as_resolution(self.package_member(ctx.namespace, name), kind)
+        if s.modules == "rust" and ctx.namespace:        # inside an inline `mod`: its names
+            return EXTERNAL                               # are not read
         if s.members_in_scope and ctx.chain:
             parts = ctx.chain.split(".")
             for n in range(len(parts), 0, -1):          # the innermost type first
@@ -177,6 +179,8 @@ class Resolver(Namespaces, Packages):
             declared = scoping(d.language).returns(d.signature) if not d.is_type else None
             if not declared:
                 return "unknown"
+            if declared == "Self" and d.cls:        # Rust: the impl's own type
+                declared = d.cls.rpartition(" for ")[2]
             types = self.type_named(declared.split("."), Ctx(d.file, d.language, d.namespace,
                                                               d.cls))
             if not isinstance(types, list) or not types:
@@ -305,6 +309,8 @@ class Resolver(Namespaces, Packages):
             head, _, tail = form.partition("{}")
             if tail and chain.endswith(tail) and chain.startswith(head):
                 chain = chain[len(head):len(chain) - len(tail)]
+        if s.impl_for:                          # impl Display for Shop: Shop's
+            chain = chain.rpartition(" for ")[2]
         name = chain.rpartition(".")[2]
         found = [t for t in self.ix.types_named(name) if t.chain == chain and (
             t.namespace == ctx.namespace if s.identity == "namespace" else ctx.file in t.files)]
@@ -396,7 +402,8 @@ class Resolver(Namespaces, Packages):
         seen.add((file, name))
         exported = () if lexical else scoping(self.ix.language_of(file)).module_objects
         defs = [d for d in self.ix.defs_named(name) if d.file == file and d.kind not in
-                TYPE_KINDS and (not d.cls or d.cls in exported)]
+                TYPE_KINDS and (not d.cls or d.cls in exported) and not (
+                    d.namespace and d.language == "rust")]      # an inline mod's own
         types = [t for t in self.ix.types_named(name) if file in t.files and "." not in t.chain]
         if defs:                  # a value before a type of the same name (TypeScript's
             return ("defs", defs)     # `interface X` beside `const X = ...`)
@@ -425,6 +432,10 @@ class Resolver(Namespaces, Packages):
             if not member:
                 return ("module", where)
             found = self.module_member(where, member, depth + 1, seen)
+            if found is None and style == "rust":       # use crate::a::b: the module b
+                sub = self.ix.module_file(style, f"{module}.{member}", file)
+                if sub:
+                    return ("module", sub)
             if found is None and style == "dotted":
                 sub = self.ix.module_file(style, f"{module}.{member}" if not module.endswith(
                     ".") else module + member, file)

@@ -21,6 +21,8 @@ class Scoping:
     member_chains: tuple = ()     # other class chains of a type's members: "{}.prototype"
     static_imports: bool = False  # `using static T;`, `import static a.T.m;`: T's statics
                                   # are unqualified names of the file
+    impl_for: bool = False        # Rust: `impl Trait for Type`'s methods (class "Trait for
+                                  # Type") are Type's
     package: str = ""             # a file's package, its members' namespace: "decl" (its
                                   # `package` decl: Java), "folder" (its folder: Go)
 
@@ -79,6 +81,14 @@ def java_returns(signature):
     return words[-2] if words[-2][:1].isalpha() or words[-2][:1] == "_" else None
 
 
+def rust_returns(signature):
+    """`fn f(x: A) -> Foo<T>`: Foo, `-> Self`: Self (the impl's type); Option and Result
+    are types of their own (their methods are not Foo's)."""
+    _, arrow, tail = signature.rpartition("->")
+    name = re.match(r"\s*(?:&\s*)?(?:mut\s+)?([A-Za-z_][\w:]*)", tail) if arrow else None
+    return name.group(1).replace("::", ".") if name else None
+
+
 def go_returns(signature):
     """`func (s *S) F(x int) (*Foo, error)`, `func F[T any]() pkg.Foo`: Foo, pkg.Foo (the
     first result); None for none."""
@@ -121,6 +131,8 @@ SCOPING = {
                     package="decl"),
     "go": Scoping(constructor="", identity="namespace", file_scope=False, returns=go_returns,
                   package="folder"),
+    "rust": Scoping(constructor="", identity="file", modules="rust", returns=rust_returns,
+                    impl_for=True),
     "python": Scoping(constructor="__init__", identity="file", modules="dotted",
                       returns=python_returns),
     "typescript": Scoping(constructor="constructor", identity="file", modules="paths",
@@ -134,6 +146,7 @@ SCOPING = {
 }
 MODULE_SUFFIXES = {
     "dotted": ((".py", ".pyi"), ("/__init__.py", "/__init__.pyi")),
+    "rust": ((".rs",), ("/mod.rs",)),
     "paths": ((".ts", ".tsx", ".js", ".jsx", ".mts", ".mjs", ".cts", ".cjs", ".d.ts"),
            ("/index.ts", "/index.tsx", "/index.js", "/index.jsx", "/index.mjs")),
 }

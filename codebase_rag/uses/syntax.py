@@ -58,6 +58,14 @@ class Forms:
                                           # func literals: `r *http.Request` in a handler)
     new_call: str = ""            # a call of this name makes a value of its argument's type
                                   # (Go's new(T))
+    paths: tuple = ()             # more forms of `a.b` as member's: Rust's a::b, a::B
+
+    def member_form(self, node_type):
+        """The (node type, object field, name field) of a form of `a.b`, or None."""
+        for form in (self.member, self.type_member, *self.paths):
+            if form and form[0] == node_type:
+                return form
+        return None
 
 
 ES = dict(identifiers=frozenset(("identifier",)),
@@ -98,6 +106,19 @@ FORMS = {
                 cast=("type_assertion_expression", "type"),
                 class_nodes=frozenset(("type_spec", "type_alias")),
                 scope_nodes=frozenset(("func_literal",)), new_call="new"),
+    "rust": Forms("rust.scm", frozenset(("identifier", "type_identifier")),
+                  ("field_expression", "value", "field"), ("call_expression", "function"),
+                  new=("struct_expression", "name"), this=frozenset(("self",)),
+                  self_words=frozenset(("Self",)),
+                  wrappers=frozenset(("parenthesized_expression", "reference_expression")),
+                  function_kinds=frozenset(("function", "method")),
+                  type_names=frozenset(("type_identifier",)),
+                  type_member=("scoped_type_identifier", "path", "name"),
+                  paths=(("scoped_identifier", "path", "name"),),
+                  generic=frozenset(("generic_type",)),
+                  class_nodes=frozenset(("struct_item", "enum_item", "trait_item",
+                                         "union_item")),
+                  scope_nodes=frozenset(("closure_expression",))),
 }
 _queries = {}
 _lock = threading.Lock()
@@ -220,9 +241,9 @@ class _Reader:
             if t in f.identifiers:
                 parts.append(self.text(node))
                 break
-            if t == f.member[0] or f.type_member and t == f.type_member[0]:
-                name, node = self.member_parts(node, f.member if t == f.member[0] else
-                                               f.type_member)
+            member = f.member_form(t)
+            if member:
+                name, node = self.member_parts(node, member)
                 if name is None or node is None:
                     return "?"
                 parts.append(self.text(name))
@@ -270,10 +291,10 @@ class _Reader:
                         break
                     parts.append("base" if name == f.base_call else name + "()")
                     break
-                if callee.type != f.member[0]:
+                member = f.member_form(callee.type)
+                if not member:
                     return "?"
-                name = callee.child_by_field_name(f.member[2])
-                node = callee.child_by_field_name(f.member[1])
+                name, node = self.member_parts(callee, member)
                 if name is None or node is None:
                     return "?"
                 parts.append(self.text(name) + "()")
@@ -308,8 +329,7 @@ class _Reader:
             if node.type in f.generic:
                 node = node.named_children[0] if node.named_children else None
                 continue
-            member = f.member if node.type == f.member[0] else f.type_member \
-                if f.type_member and node.type == f.type_member[0] else None
+            member = f.member_form(node.type)
             name, node = self.member_parts(node, member)
             if name is None:
                 return None
@@ -356,8 +376,7 @@ class _Reader:
         found, stack, f = [], [node], self.forms
         while stack:
             n = stack.pop()
-            member = f.member if n.type == f.member[0] else f.type_member \
-                if f.type_member and n.type == f.type_member[0] else None
+            member = f.member_form(n.type)
             if member:
                 name, receiver = self.member_parts(n, member)
                 if name is not None:
