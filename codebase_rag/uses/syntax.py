@@ -18,7 +18,9 @@ Capture names (docs/references.md lists them with examples):
   class.name (and @class)       a class; base.name: one of its bases (the class is found
                                 from the base's node upwards)
   import.module|import.from, import.name, import.alias, import.star    an import
+  scope                         a node whose locals are its own (Go's func literals)
 """
+import bisect
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +28,9 @@ from pathlib import Path
 from . import LOCAL, Collector, owners
 
 MAX_CHAIN = 8                 # a receiver deeper than this is "?"
-MAX_UP = 48                   # a local's scope is looked for at most so many nodes up
+MAX_UP = 48                   # scopes around a name looked at, at most
+MATCH_LIMIT = 256             # matches in progress at once in a query (see extract)
+MAX_DEPTH = 256               # the deepest node a match starts at (see extract)
 QUERIES = Path(__file__).parent / "queries"
 
 
@@ -54,8 +58,6 @@ class Forms:
     generic: frozenset = frozenset()  # `Foo<T>`: read as its first named child, Foo
     cast: tuple = ()              # (node type, type field) of `(Foo) x`: a value of type Foo
     class_nodes: frozenset = frozenset()  # node types of a class (none: those named class*)
-    scope_nodes: frozenset = frozenset()  # node types whose locals are their own (Go's
-                                          # func literals: `r *http.Request` in a handler)
     new_call: str = ""            # a call of this name makes a value of its argument's type
                                   # (Go's new(T))
     paths: tuple = ()             # more forms of `a.b` as member's: Rust's a::b, a::B
@@ -105,7 +107,7 @@ FORMS = {
                 generic=frozenset(("generic_type", "pointer_type")),
                 cast=("type_assertion_expression", "type"),
                 class_nodes=frozenset(("type_spec", "type_alias")),
-                scope_nodes=frozenset(("func_literal",)), new_call="new"),
+                new_call="new"),
     "rust": Forms("rust.scm", frozenset(("identifier", "type_identifier")),
                   ("field_expression", "value", "field"), ("call_expression", "function"),
                   new=("struct_expression", "name"), this=frozenset(("self",)),
@@ -117,8 +119,7 @@ FORMS = {
                   paths=(("scoped_identifier", "path", "name"),),
                   generic=frozenset(("generic_type",)),
                   class_nodes=frozenset(("struct_item", "enum_item", "trait_item",
-                                         "union_item")),
-                  scope_nodes=frozenset(("closure_expression",))),
+                                         "union_item"))),
 }
 _queries = {}
 _lock = threading.Lock()
@@ -142,7 +143,15 @@ def extract(text, chunks, language):
     import tree_sitter
     tree, data = chunks.parsed
     forms = FORMS[language]
-    matches = tree_sitter.QueryCursor(query(forms, tree.language)).matches(tree.root_node)
+    # tree-sitter keeps a match in progress for every open node a pattern may still
+    # complete: a chain a.b().b()... thousands deep makes that quadratic (10 s for 40,000
+    # characters; minutes for a Go chain 50,000 calls deep). Matches in progress at once
+    # and the depth a match may start at are bounded: code as written reaches neither (no
+    # file of gson, javapoet, commons-lang, cobra, mux, caddy, ripgrep, nor this project's
+    # own loses a match), a hostile chain loses its deepest uses.
+    cursor = tree_sitter.QueryCursor(query(forms, tree.language), match_limit=MATCH_LIMIT)
+    cursor.set_max_start_depth(MAX_DEPTH)
+    matches = cursor.matches(tree.root_node)
     return _Reader(data, chunks, forms, text.count("\n") + 1).run(matches)
 
 
@@ -163,7 +172,8 @@ class _Reader:
         return chunk is not None and self.chunks[chunk].kind in self.forms.function_kinds
 
     def run(self, matches):
-        calls, refs, types, locals_, fields, classes, bases, imports = ([] for _ in range(8))
+        calls, refs, types, locals_, fields, classes, bases, imports, scopes = (
+            [] for _ in range(9))
         for _, caps in matches:
             if "call.name" in caps or "call.base" in caps:
                 calls.append(caps)
@@ -181,8 +191,11 @@ class _Reader:
                 classes.append(caps)
             elif "base.name" in caps:
                 bases.append(caps)
+            elif "scope" in caps:
+                scopes.append(caps["scope"][0])
             elif any(k.startswith(("import.", "export.")) for k in caps):
                 imports.append(caps)
+        self.read_scopes(scopes)
         self.chains = self.class_chains(classes)
         self.scopes, self.imported = {}, set()
         self.read_imports(imports)
@@ -462,16 +475,34 @@ class _Reader:
                 scopes.get(chunk, {}).pop(name, None)
         return scopes
 
+    def read_scopes(self, nodes):
+        """The scopes of the file (@scope: Go's func literals, Rust's closures: their
+        locals are their own), as (start, end) byte spans sorted by start, each with the
+        index of the scope around it: a sweep with a stack of the scopes open there. No
+        node's parent is asked for (tree-sitter finds it from the root: a walk up a chain
+        thousands deep would be quadratic)."""
+        spans = sorted({(n.start_byte, n.end_byte) for n in nodes})
+        self.scope_starts = [a for a, _ in spans]
+        self.scope_spans, self.scope_parent, stack = spans, [], []
+        for i, (start, end) in enumerate(spans):
+            while stack and spans[stack[-1]][1] <= start:
+                stack.pop()
+            self.scope_parent.append(stack[-1] if stack else None)
+            stack.append(i)
+
     def scope_of(self, node, chunk):
         """The keys of the scopes node is in, innermost first: (chunk, start byte) of each
-        scope node around it (Forms.scope_nodes, at most MAX_UP nodes up), then chunk."""
-        if not self.forms.scope_nodes:
+        scope around it (at most MAX_UP), then chunk."""
+        if not self.scope_spans:
             return [chunk]
-        keys, n, steps = [], node.parent, 0
-        while n is not None and steps < MAX_UP:
-            if n.type in self.forms.scope_nodes:
-                keys.append((chunk, n.start_byte))
-            n, steps = n.parent, steps + 1
+        at = node.start_byte
+        i = bisect.bisect_right(self.scope_starts, at) - 1
+        keys, steps = [], 0
+        while i is not None and i >= 0 and steps < MAX_UP:
+            start, end = self.scope_spans[i]
+            if start < at < end or start == at and node.end_byte < end:
+                keys.append((chunk, start))
+            i, steps = self.scope_parent[i], steps + 1
         return keys + [chunk]
 
     def read_fields(self, fields):

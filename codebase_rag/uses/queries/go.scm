@@ -51,3 +51,6 @@
 ; named types: a struct, an interface, any other type
 (type_spec name: (type_identifier) @class.name) @class
 (type_alias name: (type_identifier) @class.name) @class
+
+; scopes whose locals are their own (a handler's `r *http.Request` is not the test's r)
+(func_literal) @scope

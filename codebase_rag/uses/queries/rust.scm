@@ -46,3 +46,6 @@
 (enum_item name: (type_identifier) @class.name) @class
 (trait_item name: (type_identifier) @class.name) @class
 (union_item name: (type_identifier) @class.name) @class
+
+; scopes whose locals are their own (a handler's `r *http.Request` is not the test's r)
+(closure_expression) @scope
