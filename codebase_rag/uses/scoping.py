@@ -85,7 +85,8 @@ def rust_returns(signature):
     """`fn f(x: A) -> Foo<T>`: Foo, `-> Self`: Self (the impl's type); Option and Result
     are types of their own (their methods are not Foo's)."""
     _, arrow, tail = signature.rpartition("->")
-    name = re.match(r"\s*(?:&\s*)?(?:mut\s+)?([A-Za-z_][\w:]*)", tail) if arrow else None
+    name = re.match(r"(?:&\s*)?(?:mut\s+)?([A-Za-z_][\w:]*)", tail.lstrip()) if arrow \
+        else None
     return name.group(1).replace("::", ".") if name else None
 
 
