@@ -7,6 +7,7 @@ all resolution sees, so it is as fresh as the index.
 import posixpath
 
 from .definitions import Ctx, TYPE_KINDS
+from .uses import LOCAL
 
 GO = ".go"
 
@@ -77,8 +78,17 @@ class Packages:
                     return ("value", self.receiver(target, Ctx(f, "go", folder, ""), depth + 1))
         return None
 
+    def local_type(self, name, ctx):
+        """[Type] of a type declared in the member's own body (`type key string` in a
+        test function), which hides the package's of that name."""
+        return [t for t in self.ix.types_named(name) if t.chain == f"{LOCAL}.{name}" and
+                ctx.file in t.files and ctx.lines[0] <= t.line <= ctx.lines[1]]
+
     def package_type(self, parts, ctx):
-        """[Type] of `T` (the package's) or `pkg.T` (an import's), else "external"."""
+        """[Type] of `T` (the member's own, the package's) or `pkg.T` (an import's), else
+        "external"."""
+        if len(parts) == 1 and self.local_type(parts[0], ctx):
+            return self.local_type(parts[0], ctx)
         if len(parts) == 1:
             found = self.package_member(ctx.namespace, parts[0])
             return found[1] if found and found[0] == "types" else "external"

@@ -96,8 +96,10 @@ class Resolver(Namespaces, Packages):
 
     def unqualified(self, name, kind, ctx):
         s = scoping(ctx.language)
-        if s.package == "folder":     # Go: the package's names, else a builtin's
-            return self.as_resolution(self.package_member(ctx.namespace, name), kind)
+        if s.package == "folder":     # Go: the member's own types, the package's names, else
+            local = self.local_type(name, ctx)                      # a builtin's
+            return self.constructed(local) if local and kind in CALLS else \
+                self.as_resolution(self.package_member(ctx.namespace, name), kind)
         if s.modules == "rust" and ctx.namespace:        # inside an inline `mod`: its names
             return EXTERNAL                               # are not read
         if s.members_in_scope and ctx.chain:

@@ -7,6 +7,12 @@
 (call_expression function: (selector_expression operand: (_) @call.receiver
                                                 field: (field_identifier) @call.name))
 (call_expression function: (parenthesized_expression (identifier) @call.name))
+; a generic function instantiated: f[T](x), pkg.F[T](x)
+(call_expression function: (index_expression operand: (identifier) @call.name))
+(call_expression function: (index_expression operand: (selector_expression
+    operand: (_) @call.receiver field: (field_identifier) @call.name)))
+(type_conversion_expression type: (generic_type type: (qualified_type
+    package: (_) @call.receiver name: (type_identifier) @call.name)))
 (composite_literal type: (type_identifier) @new.name)
 (composite_literal type: (generic_type type: (type_identifier) @new.name))
 (composite_literal type: (qualified_type package: (_) @new.receiver name: (type_identifier) @new.name))
@@ -47,6 +53,10 @@
 (field_declaration !name type: (qualified_type name: (type_identifier) @field.name) @field.type)
 (field_declaration !name type: (pointer_type (qualified_type name: (type_identifier) @field.name))
                    @field.type)
+
+; an alias `type A = B` is B: B's methods are A's
+(type_alias type: [(type_identifier) (qualified_type)] @base.name)
+(type_alias type: (generic_type type: [(type_identifier) (qualified_type)] @base.name))
 
 ; named types: a struct, an interface, any other type
 (type_spec name: (type_identifier) @class.name) @class
