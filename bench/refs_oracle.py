@@ -16,6 +16,7 @@ library), or inside a member but not one (a nested function), is external for bo
 """
 import argparse
 import ast
+import importlib.util
 import json
 import subprocess
 import sys
@@ -201,8 +202,10 @@ CALLABLE_DECLS = ("FunctionDeclaration", "MethodDeclaration", "Constructor", "Ge
 ES_EXTS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 ORACLES = {"python": (python, (".py",)), "typescript": (typescript, ES_EXTS[:4]),
            "javascript": (typescript, ES_EXTS[4:])}
-sys.path.insert(0, str(HERE))
-import refs_oracle_jvm  # noqa: E402  (Java and Go: their own file)
+# Java and Go: their own file, loaded by path (a test loads this file by path too)
+_jvm = importlib.util.spec_from_file_location("refs_oracle_jvm", HERE / "refs_oracle_jvm.py")
+refs_oracle_jvm = importlib.util.module_from_spec(_jvm)
+_jvm.loader.exec_module(refs_oracle_jvm)
 ORACLES.update({"java": (refs_oracle_jvm.java, (".java",)), "go": (refs_oracle_jvm.go, (".go",))})
 
 

@@ -7,7 +7,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field, replace
 
-from . import crates
+from .uses import crates
 from .languages import language_for
 from .uses.scoping import MODULE_SUFFIXES, scoping
 
@@ -245,7 +245,7 @@ class Index:
         found = None
         files = self.files()
         stems, packages = MODULE_SUFFIXES[style]
-        if style == "rust":
+        if style == "crates":
             found = crates.module_file(files, dotted, importer)
         elif style == "dotted":
             dots = len(dotted) - len(dotted.lstrip("."))

@@ -8,8 +8,7 @@ import posixpath
 
 from .definitions import Ctx, TYPE_KINDS
 from .uses import LOCAL
-
-GO = ".go"
+from .uses.scoping import scoping
 
 
 class Packages:
@@ -20,7 +19,7 @@ class Packages:
         if found is None:
             found = self._folders = {}
             for f in self.ix.files():
-                if f.endswith(GO):
+                if scoping(self.ix.language_of(f)).package == "folder":
                     found.setdefault(posixpath.dirname(f) or ".", []).append(f)
         return found
 

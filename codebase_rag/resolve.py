@@ -1,10 +1,8 @@
-"""Resolve: what one use denotes, at query time, by its language's scoping
-(uses/scoping.py): the receiver's type, the enclosing classes and their bases, imports and
-re-exports, the same file, namespace or package. Never a silent guess: a use resolves to
-one member (or one overload set of one type), or is ambiguous (several candidates), or
-unresolved: external (a library's name, a type the index does not hold) or unknown (a
-receiver whose type the syntax does not give).
-"""
+"""Resolve: what one use denotes, at query time, by its language's scoping (uses/scoping.py):
+the receiver's type, the enclosing classes and their bases, imports and re-exports, the same
+file, namespace or package. Never a silent guess: one member (or one overload set of one
+type), ambiguous (several candidates), or unresolved: external (a library's name, a type the
+index does not hold) or unknown (a receiver whose type the syntax does not give)."""
 
 from .definitions import EXTERNAL, TYPE_KINDS, UNKNOWN, Ctx, Type
 from .namespaces import Namespaces, verdict
@@ -100,7 +98,7 @@ class Resolver(Namespaces, Packages):
             local = self.local_type(name, ctx)                      # a builtin's
             return self.constructed(local) if local and kind in CALLS else \
                 self.as_resolution(self.package_member(ctx.namespace, name), kind)
-        if s.modules == "rust" and ctx.namespace:        # inside an inline `mod`: its names
+        if s.modules == "crates" and ctx.namespace:        # inside an inline `mod`: its names
             return EXTERNAL                               # are not read
         if s.members_in_scope and ctx.chain:
             parts = ctx.chain.split(".")
@@ -383,15 +381,11 @@ class Resolver(Namespaces, Packages):
             if alias_name == name:
                 *ns, last = target.split(".")
                 found += [t for t in self.ix.types_named(last) if t.namespace == ".".join(ns)]
-        if len(found) > 1:        # the nearest namespace hides the farther ones
-            nearest = max(len(t.namespace) for t in found
-                          if ctx.namespace == t.namespace or
-                          ctx.namespace.startswith(t.namespace + "."))  \
-                if any(ctx.namespace == t.namespace or ctx.namespace.startswith(t.namespace + ".")
-                       for t in found) else None
-            if nearest is not None:
-                found = [t for t in found if len(t.namespace) == nearest and (
-                    ctx.namespace == t.namespace or ctx.namespace.startswith(t.namespace + "."))]
+        enclosing = [t for t in found if ctx.namespace == t.namespace or
+                     ctx.namespace.startswith(t.namespace + ".")]
+        if len(found) > 1 and enclosing:     # the nearest namespace hides the farther ones
+            nearest = max(len(t.namespace) for t in enclosing)
+            found = [t for t in enclosing if len(t.namespace) == nearest]
         return found or ("external" if not quiet else [])
 
     def module_member(self, file, name, depth=0, seen=None, lexical=False):
@@ -404,8 +398,8 @@ class Resolver(Namespaces, Packages):
         seen.add((file, name))
         exported = () if lexical else scoping(self.ix.language_of(file)).module_objects
         defs = [d for d in self.ix.defs_named(name) if d.file == file and d.kind not in
-                TYPE_KINDS and (not d.cls or d.cls in exported) and not (
-                    d.namespace and d.language == "rust")]      # an inline mod's own
+                TYPE_KINDS and (not d.cls or d.cls in exported) and not (    # an inline
+                    d.namespace and scoping(d.language).modules == "crates")]  # mod's own
         types = [t for t in self.ix.types_named(name) if file in t.files and "." not in t.chain]
         if defs:                  # a value before a type of the same name (TypeScript's
             return ("defs", defs)     # `interface X` beside `const X = ...`)
@@ -434,7 +428,7 @@ class Resolver(Namespaces, Packages):
             if not member:
                 return ("module", where)
             found = self.module_member(where, member, depth + 1, seen)
-            if found is None and style == "rust":       # use crate::a::b: the module b
+            if found is None and style == "crates":       # use crate::a::b: the module b
                 sub = self.ix.module_file(style, f"{module}.{member}", file)
                 if sub:
                     return ("module", sub)

@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -115,7 +116,8 @@ def test_setup_writes_the_installed_command_and_its_hook_takes_in_an_edit(user):
     assert f"to build it now: {user.script} index --source {user.tree}" in said.stdout
     settings = json.loads((user.tree / ".claude" / "settings.json").read_text())
     [post] = settings["hooks"]["PostToolUse"]
-    assert post["hooks"][0]["command"] == f"{user.script} index --hook"
+    hook = post["hooks"][0]                       # exec form: Claude Code runs no shell
+    assert (hook["command"], hook["args"]) == (str(user.script), ["index", "--hook"])
     server = json.loads((user.tree / ".mcp.json").read_text())["mcpServers"]["codebase-rag"]
     assert (server["command"], server["args"]) == (str(user.script), ["query", "--mcp"])
     energy = user.tree / "Energy" / "EnergySystem.cs"
@@ -125,7 +127,7 @@ def test_setup_writes_the_installed_command_and_its_hook_takes_in_an_edit(user):
                       "    public void RefundDeposit(int amount) { Current += amount; }\n\n"
                       + text[at:])
     event = json.dumps({"tool_name": "Edit", "tool_input": {"file_path": str(energy)}})
-    user(post["hooks"][0]["command"], shell=True, stdin=event, cwd=user.tree)
+    user(shlex.join([hook["command"], *hook["args"]]), shell=True, stdin=event, cwd=user.tree)
     settled(user.tree / ".codebase-rag")          # the detached writer, the installed code
     log = (user.tree / ".codebase-rag" / "build.log").read_text()
     assert "applying edits" in log and "Traceback" not in log

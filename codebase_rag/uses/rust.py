@@ -2,7 +2,7 @@
 `use` declarations of the file's top (an `import` decl each: name the local name, target
 `path:member` with the path's parts joined by dots, `crate.a`, `super`, `self.b`; a module
 used whole is its path alone; `path::*` is name "*"), and its `mod x;` (the module x, an
-import of `self.x`). A module is a file (crates.py finds it). Linear: the top's children
+import of `self.x`). A module is a file (uses/crates.py finds it). Linear: the top's children
 once, a use tree at most MAX_USE deep.
 """
 from . import syntax

@@ -12,7 +12,8 @@ class Scoping:
     constructor: str          # a constructor's member name: "<type>" (its type's own), or a name
     identity: str             # "namespace": a type is its namespace and chain wherever it is
                               # declared (C#'s partial classes); "file": its file and chain
-    modules: str = ""         # how imports name files: "dotted" (pkg.mod, .mod), "paths" ("./x"); "" none (namespaces)
+    modules: str = ""         # how imports name files: "dotted" (pkg.mod, .mod), "paths"
+    #                           ("./x"), "crates" (crate::a); "" none (namespaces)
     members_in_scope: bool = False  # an unqualified name finds the enclosing types' members
     file_scope: bool = True   # an unqualified name finds the file's top-level definitions
     extension_methods: bool = False  # `static M(this T x)` is called as `x.M()`
@@ -132,7 +133,7 @@ SCOPING = {
                     package="decl"),
     "go": Scoping(constructor="", identity="namespace", file_scope=False, returns=go_returns,
                   package="folder"),
-    "rust": Scoping(constructor="", identity="file", modules="rust", returns=rust_returns,
+    "rust": Scoping(constructor="", identity="file", modules="crates", returns=rust_returns,
                     impl_for=True),
     "python": Scoping(constructor="__init__", identity="file", modules="dotted",
                       returns=python_returns),
@@ -147,7 +148,7 @@ SCOPING = {
 }
 MODULE_SUFFIXES = {
     "dotted": ((".py", ".pyi"), ("/__init__.py", "/__init__.pyi")),
-    "rust": ((".rs",), ("/mod.rs",)),
+    "crates": ((".rs",), ("/mod.rs",)),
     "paths": ((".ts", ".tsx", ".js", ".jsx", ".mts", ".mjs", ".cts", ".cjs", ".d.ts"),
            ("/index.ts", "/index.tsx", "/index.js", "/index.jsx", "/index.mjs")),
 }
