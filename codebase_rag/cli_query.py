@@ -47,7 +47,10 @@ def parse_args(argv, prog="query.py"):
                         "'## question'")
     p.add_argument("--max-distance", type=float, metavar="D",
                    help="drop results farther than this cosine distance")
-    p.add_argument("--path", metavar="GLOB", help="only results whose file matches, e.g. 'src/*'")
+    p.add_argument("--path", metavar="GLOB",
+                   help="only results in these files: a folder or file name anywhere "
+                        "('middleware', 'Relay.*') or a glob ('src/*', 'src/**/Net*'), as "
+                        "--exclude reads it")
     p.add_argument("--lang", choices=[lang.name for lang in LANGUAGES],
                    help="only results in this language")
     p.add_argument("--as", dest="read_as", choices=list(SHAPES),

@@ -58,7 +58,8 @@ TOOL_SPECS = {
                               minLength=1),
          "k": argument("integer", "number of results", min(K, MAX_K), minimum=1,
                        maximum=MAX_K),
-         "path": argument("string", "only files matching this glob, e.g. 'src/*'"),
+         "path": argument("string", "only these files: a folder or file name anywhere "
+                                    "('middleware', 'Relay.*') or a glob ('src/*')"),
          "mode": argument("string", SETTINGS["MODE"].doc, MODE,
                           enum=list(SETTINGS["MODE"].choices)),
          "lang": argument("string", "only results in this language",

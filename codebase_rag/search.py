@@ -1,7 +1,6 @@
 """Search: the members nearest the question's vector and the best by BM25 keywords, their
 scores fused, adjusted by priors, without overlapping duplicates. It takes the question's
 vector and a source of nearest windows (nearest.py); it embeds nothing and opens nothing."""
-import fnmatch
 import functools
 import re
 from dataclasses import dataclass
@@ -98,6 +97,15 @@ def rescore(scores, rows, question, shape):
     return scores
 
 
+@functools.lru_cache(maxsize=64)
+def path_matcher(glob):
+    """Whether a file is one `--path` names: a folder or file name anywhere (`middleware`,
+    `Relay.*`) or a glob (`src/*`, `Server/**/Net*`), read as `--exclude` and a .gitignore
+    read theirs, so the same words select what they would leave out."""
+    import pathspec
+    return pathspec.GitIgnoreSpec.from_lines([glob]).match_file
+
+
 def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None, language=None,
            keywords=None, shape=None):
     """The k best chunks as Hits, best first, without overlapping duplicates, of files that
@@ -122,10 +130,10 @@ def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None, langu
                   {c: bm25[c] for c in candidates if c in bm25}, share)
     rows = store.chunk_rows(scores)
     scores = rescore(scores, rows, question, shape)
-    results = []
+    results, in_path = [], path_matcher(path_glob) if path_glob else None
     for cid in sorted(scores, key=lambda c: -scores[c]):
         row = rows.get(cid)
-        if row is None or path_glob and not fnmatch.fnmatch(row.file, path_glob) or \
+        if row is None or in_path and not in_path(row.file) or \
                 language and row.language != language:
             continue
         if any(r.file == row.file and r.start_line <= row.end_line and

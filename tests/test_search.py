@@ -202,6 +202,20 @@ def test_k_path_filter_and_no_overlaps(store, word_embedder):
     assert len(spans) == len(set(spans)) == 8
 
 
+def test_a_path_names_a_folder_or_a_file_anywhere_as_exclude_does(store, word_embedder):
+    """`--path Inventory` and `--path Inventory.cs` select as `--exclude` would (a name at
+    any depth); a glob as before; part of a name selects nothing."""
+    def files(glob):
+        return {r.chunk.file for r in ask(store, word_embedder, "item energy", k=20,
+                                          path_glob=glob)}
+    inventory = files("Inventory/*")
+    assert inventory and all(f.startswith("Inventory/") for f in inventory)
+    assert files("Inventory") == inventory
+    assert files("Inventory.cs") == {"Inventory/Inventory.cs"}
+    assert files("*.cs") == files(None) and len(files(None)) > len(inventory)
+    assert files("Invent") == set()
+
+
 def test_results_carry_a_distance_and_a_confidence_flag(store, word_embedder):
     [hit] = ask(store, word_embedder, "spend energy amount", k=1)
     assert hit.chunk.member == "SpendEnergy"
