@@ -14,8 +14,10 @@ def print_results(hits, show_lines, out=sys.stdout):
     if not hits:
         print("no results", file=out)
         return
+    # every hit counts: one with no vector yet (just written, found by its keywords) may
+    # well be the answer, so the line is only said when each hit's distance is known
     known = [h.distance for h in hits if h.distance is not None]
-    if known and not any(h.confident for h in hits):
+    if len(known) == len(hits) and not any(h.confident for h in hits):
         print(f"no confident match: the nearest in meaning is at cosine distance "
               f"{min(known):.4f}, above {CONFIDENT}; best guesses:", file=out)
     for i, h in enumerate(hits, 1):

@@ -315,10 +315,12 @@ def test_the_no_confident_line_names_the_nearest_distance_and_reads_true():
 
     def printed(*distances):
         out = io.StringIO()
-        print_results([Hit(chunk(f"M{i}"), d, d <= 0.62) for i, d in enumerate(distances)],
-                      0, out)
+        print_results([Hit(chunk(f"M{i}"), d, d is not None and d <= 0.62)
+                       for i, d in enumerate(distances)], 0, out)
         return out.getvalue().splitlines()
     assert not any("no confident" in line for line in printed(0.6249, 0.5123))
+    # the first has no vector yet (found by its keywords): it may be the answer
+    assert not any("no confident" in line for line in printed(None, 0.7001))
     first, *hits = printed(0.7001, 0.6249)
     assert first == ("no confident match: the nearest in meaning is at cosine distance "
                      "0.6249, above 0.62; best guesses:")
