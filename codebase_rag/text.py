@@ -77,12 +77,13 @@ def chunk_text(lines, c):
     return "\n".join(lines[c.start_line - 1:c.end_line])
 
 
-def windows(header, body, count_tokens, max_tokens=MAX_TOKENS):
+def windows(header, body, count_tokens, max_tokens=MAX_TOKENS, head_tokens=None):
     """Cut header+body into texts that each fit the model (max_tokens word pieces, with
     [CLS] and [SEP]): the header, then as many whole lines of the body as fit (a line too
-    long for any window is cut in pieces)."""
+    long for any window is cut in pieces). head_tokens: the header's count, if known."""
     budget = max_tokens - 2
-    head_tokens = count_tokens([header])[0]
+    if head_tokens is None:
+        head_tokens = count_tokens([header])[0]
     first, _, doc = header.partition("\n")
     while head_tokens > HEADER_TOKENS and doc:      # a long doc comment: keep its start
         doc = doc[:int(len(doc) * HEADER_TOKENS / head_tokens) - 1].rstrip()
@@ -95,6 +96,10 @@ def windows(header, body, count_tokens, max_tokens=MAX_TOKENS):
         header = first
         head_tokens = count_tokens([header])[0]
     room = max(budget - head_tokens, budget // 4)  # a line longer than this is cut in pieces
+    if body.isascii() and len(body) + 1 <= room:
+        # the window the counting below would make, without counting: an ASCII word piece
+        # is at least one character, so a body of fewer characters than room fits whole
+        return [header + "\n" + body]
     body_lines = body.split("\n")
     sizes = count_tokens(body_lines)
     for i in reversed([i for i, size in enumerate(sizes) if size >= room]):
@@ -119,9 +124,10 @@ def member_windows(header, body, signature, count_tokens, max_tokens=MAX_TOKENS)
     code or more, the one of its header and signature (a shorter member's code window
     already reads nearly as that; code without a signature, such as top-level statements,
     has none)."""
-    texts = windows(header, body, count_tokens, max_tokens)
+    head_tokens = count_tokens([header])[0]
+    texts = windows(header, body, count_tokens, max_tokens, head_tokens)
     if signature and body.count("\n") + 1 >= SIGNATURE_LINES:
-        texts.append(windows(header, signature, count_tokens, max_tokens)[0])
+        texts.append(windows(header, signature, count_tokens, max_tokens, head_tokens)[0])
     return texts
 
 

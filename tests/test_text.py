@@ -219,3 +219,31 @@ def test_code_without_a_signature_has_no_window_of_its_own(count_tokens):
     top_level = [t for member, t in texts.items() if member != "main"]
     assert [len(t) for t in top_level] == [1]           # module-level code: its code alone
     assert texts["main"][1] == "run.py |  | function main (main)\ndef main()"
+
+
+def test_a_body_that_fits_by_its_characters_is_cut_as_counting_would_without_counting(
+        count_tokens, tokenizer):
+    """An ASCII word piece is at least one character, so a body of fewer characters than
+    the room its header leaves is one window, whole, without asking the tokenizer: the
+    window counting makes too (its lines' word pieces and newlines fit the room). Around
+    the edge, ASCII or not, every window fits the model and the body is all there."""
+    header = "Game/Energy.cs | Energy | method Refill (refill)"
+    room = MAX_TOKENS - 2 - count_tokens([header])[0]
+    asked = []
+
+    def counting(texts):
+        asked.extend(texts)
+        return count_tokens(texts)
+    for n in range(room - 3, room + 3):
+        for filler in ("x", "é"):
+            body = "\n".join(filler * 9 for _ in range(n // 10)).ljust(n, filler)[:n]
+            asked.clear()
+            got = windows(header, body, counting)
+            assert all(len(tokenizer.encode(w).ids) <= MAX_TOKENS for w in got)
+            assert "".join(w.split("\n", 1)[1] for w in got).replace("\n", "") == \
+                body.replace("\n", "")
+            if filler == "x" and n + 1 <= room:
+                lines = body.split("\n")
+                assert got == [header + "\n" + body] and body not in asked and \
+                    not set(lines) & set(asked)
+                assert sum(count_tokens(lines)) + len(lines) <= room
