@@ -1,0 +1,120 @@
+"""Linkage: how C and C++ find a function, the part of resolution they add to resolve.py's.
+
+A C or C++ file sees functions declared anywhere (through its headers): there is no import
+to follow, so a name called alone is, in this order,
+  * (C++) a member of the classes around the caller, or of their bases;
+  * a function of the caller's own file (a `static` one is seen there alone);
+  * a function of another file, not `static` there (a `static inline` of a header is seen
+    by whoever includes it), in a namespace the caller sees (its own and those around it,
+    `using namespace`), the nearest namespace first;
+  * a type constructed (`Foo(x)`);
+and a scope `a::b::f()` is a class (its static member, or a base's `Base::f()`) or a
+namespace (its functions). Two definitions of a name in two files (two programs' `usage()`,
+one per platform's source) are ambiguous, listed and never picked: C has no overloads, and
+C++'s overloads are written in one file. A receiver whose type the syntax does not give
+(`auto x = f()`, a template's parameter) is unknown, as in every language.
+"""
+import re
+
+from .definitions import EXTERNAL, TYPE_KINDS, UNKNOWN, Resolution
+from .namespaces import verdict
+
+HEADERS = (".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tcc")
+LANGUAGES = ("c", "cpp")
+_STATIC = re.compile(r"\bstatic\b")
+
+
+class Linkage:
+    """Resolver's C and C++ rules (a mixin: self.ix is the Index)."""
+
+    def linked(self, name, kind, qualifier, ctx):
+        """The Resolution of a use of C or C++."""
+        if qualifier == "?":
+            return UNKNOWN
+        if kind == "new":
+            return self.constructed(self.type_named(
+                qualifier.split(".") + [name] if qualifier else [name], ctx))
+        if qualifier == "":
+            return self.linked_unqualified(name, kind, ctx)
+        head = qualifier.split(".")[0]
+        if head in ("this", "base") or head.startswith("=") or head.endswith("()"):
+            return self.resolve_receiver(name, kind, qualifier, ctx)
+        # a scope or a field: a field of the classes around the caller, then a class
+        # (`Type::f`, `ns::Type::f`), then a namespace's functions
+        found = self.resolve_receiver(name, kind, qualifier, ctx)
+        if found.status in ("resolved", "ambiguous") or kind != "call" or \
+                any(p.endswith("()") for p in qualifier.split(".")):
+            return found
+        spaced = self.functions_in(name, ctx, scope=qualifier)
+        return self.one_file(spaced) if spaced else found
+
+    def resolve_receiver(self, name, kind, qualifier, ctx):
+        """A member of the type a receiver denotes (resolve.py's rule for a receiver)."""
+        receiver = self.receiver(qualifier, ctx)
+        if receiver in ("unknown", "external"):
+            return UNKNOWN if receiver == "unknown" else EXTERNAL
+        kind_of, value = receiver
+        if kind_of != "types":        # a type the index lacks (std::string), a module
+            return EXTERNAL
+        found = self.lookup(value, name)
+        if found:
+            return verdict(found)
+        nested = self.nested_types(value, name)
+        if nested:
+            return self.constructed(nested) if kind == "call" else verdict(
+                [self.ix.type_def(t) for t in nested])
+        return EXTERNAL
+
+    def linked_unqualified(self, name, kind, ctx):
+        if ctx.chain:                 # the classes around the caller, the innermost first
+            parts = ctx.chain.split(".")
+            for n in range(len(parts), 0, -1):
+                here = self.type_of_chain(".".join(parts[:n]), ctx)
+                if here:
+                    found = self.lookup(here, name)
+                    if found:
+                        return verdict(found)
+        if kind in ("call", "new"):
+            found = self.functions_in(name, ctx)
+            if found:
+                return self.one_file(found)
+        types = self.type_named([name], ctx)
+        if isinstance(types, list) and types:
+            return self.constructed(types) if kind in ("call", "new") else verdict(
+                [self.ix.type_def(t) for t in types])
+        return EXTERNAL
+
+    def functions_in(self, name, ctx, scope=None):
+        """The functions (no class's) named name a caller at ctx sees: its own file's,
+        else the others' not static to their file, in the nearest namespace that has
+        one (scope: `a.b` as written before `::name`)."""
+        defs = [d for d in self.ix.defs_named(name) if not d.cls and
+                d.kind not in TYPE_KINDS and d.language in LANGUAGES]
+        if scope is None:
+            seen = self.visible_namespaces(ctx)
+            defs = [d for d in defs if d.namespace in seen]
+        else:
+            dotted = scope
+            defs = [d for d in defs if d.namespace == dotted or
+                    d.namespace.endswith("." + dotted) or
+                    any(f"{ns}.{dotted}" == d.namespace for ns in self.visible_namespaces(ctx)
+                        if ns)]
+        own = [d for d in defs if d.file == ctx.file]
+        if own:
+            return own
+        defs = [d for d in defs if d.file.endswith(HEADERS) or
+                not _STATIC.search(d.signature.partition("(")[0])]
+        if scope is None and len({d.namespace for d in defs}) > 1:
+            near = [d for d in defs if d.namespace and (
+                ctx.namespace == d.namespace or ctx.namespace.startswith(d.namespace + "."))]
+            if near:
+                longest = max(len(d.namespace) for d in near)
+                defs = [d for d in near if len(d.namespace) == longest]
+        return defs
+
+    def one_file(self, defs):
+        """Functions of one file (its overloads) are one callee; of several files, none is
+        picked: ambiguous."""
+        if len({d.file for d in defs}) > 1:
+            return Resolution("ambiguous", list(dict.fromkeys(defs)))
+        return verdict(defs)

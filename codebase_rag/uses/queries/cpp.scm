@@ -1,0 +1,85 @@
+; C++'s uses, read by uses/cfamily.py (the capture names are uses/syntax.py's vocabulary;
+; see docs/references.md). A scope `a::b::f()` is the receiver `a.b` (cfamily.py reads the
+; whole scope: tree-sitter nests it to the right).
+
+; calls: f(), f<T>(), a.f(), p->f(), a.template f<T>(), ns::f(), Type::f(), ns::f<T>()
+(call_expression function: (identifier) @call.name)
+(call_expression function: (template_function name: (identifier) @call.name))
+(call_expression function: (field_expression argument: (_) @call.receiver
+                                              field: (field_identifier) @call.name))
+(call_expression function: (field_expression argument: (_) @call.receiver
+                             field: (template_method name: (field_identifier) @call.name)))
+(call_expression function: (qualified_identifier scope: (_) @call.receiver
+                                                 name: (identifier) @call.name))
+(call_expression function: (qualified_identifier scope: (_) @call.receiver
+                             name: (template_function name: (identifier) @call.name)))
+
+; constructions: new T(...), new ns::T(...), new T<U>(...)
+(new_expression type: (type_identifier) @new.name)
+(new_expression type: (template_type name: (type_identifier) @new.name))
+(new_expression type: (qualified_identifier scope: (_) @new.receiver
+                                            name: (type_identifier) @new.name))
+(new_expression type: (qualified_identifier scope: (_) @new.receiver
+                        name: (template_type name: (type_identifier) @new.name)))
+
+; member references that are not calls
+(field_expression argument: (_) @ref.receiver field: (field_identifier) @ref.name)
+
+; types named (not where they are defined)
+(type_identifier) @type.tree
+
+; locals: a declared type where written (a pointer or a reference to it too), else the
+; value an `auto` was given; any other local (a loop's, a primitive's) hides the name
+(declaration type: [(type_identifier) (qualified_identifier) (template_type)] @local.type
+  declarator: [(identifier) @local.name
+               (pointer_declarator declarator: (identifier) @local.name)
+               (reference_declarator (identifier) @local.name)
+               (init_declarator declarator: [(identifier) @local.name
+                                             (pointer_declarator declarator: (identifier) @local.name)
+                                             (reference_declarator (identifier) @local.name)])])
+(declaration type: (placeholder_type_specifier)
+  declarator: (init_declarator declarator: [(identifier) @local.name
+                                            (pointer_declarator declarator: (identifier) @local.name)
+                                            (reference_declarator (identifier) @local.name)]
+                               value: (_) @local.value))
+(declaration type: [(primitive_type) (sized_type_specifier)]
+  declarator: [(identifier) @local.name
+               (init_declarator declarator: (identifier) @local.name)])
+(parameter_declaration type: [(type_identifier) (qualified_identifier) (template_type)] @local.type
+  declarator: [(identifier) @local.name
+               (pointer_declarator declarator: (identifier) @local.name)
+               (reference_declarator (identifier) @local.name)])
+(parameter_declaration type: [(primitive_type) (sized_type_specifier) (placeholder_type_specifier)]
+  declarator: [(identifier) @local.name
+               (pointer_declarator declarator: (identifier) @local.name)
+               (reference_declarator (identifier) @local.name)])
+(optional_parameter_declaration declarator: [(identifier) @local.name
+               (pointer_declarator declarator: (identifier) @local.name)
+               (reference_declarator (identifier) @local.name)])
+(for_range_loop declarator: [(identifier) @local.name
+               (reference_declarator (identifier) @local.name)
+               (pointer_declarator declarator: (identifier) @local.name)])
+(structured_binding_declarator (identifier) @local.name)
+(lambda_capture_specifier (identifier) @local.name)
+
+; fields declared in a class body (a pointer or a reference to the type too)
+(field_declaration type: [(type_identifier) (qualified_identifier) (template_type)] @field.type
+  declarator: [(field_identifier) @field.name
+               (pointer_declarator declarator: (field_identifier) @field.name)
+               (reference_declarator (field_identifier) @field.name)])
+
+; classes, their bases
+(class_specifier name: (type_identifier) @class.name body: (_)) @class
+(struct_specifier name: (type_identifier) @class.name body: (_)) @class
+(union_specifier name: (type_identifier) @class.name body: (_)) @class
+(enum_specifier name: (type_identifier) @class.name body: (_)) @class
+(base_class_clause (type_identifier) @base.name)
+(base_class_clause (qualified_identifier) @base.name)
+(base_class_clause (template_type name: (type_identifier) @base.name))
+
+; namespaces (their names: `namespace a::b {`), using namespace, using a::B, #include
+(namespace_definition name: (_) @namespace.name body: (_)) @namespace
+(using_declaration "namespace" (_) @using.namespace)
+(using_declaration (qualified_identifier) @using.name)
+(preproc_include path: (string_literal) @include.path)
+(preproc_include path: (system_lib_string) @include.path)
