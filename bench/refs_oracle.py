@@ -194,6 +194,33 @@ def typescript(tree, files, keys):
     return sites, truth
 
 
+def clang(lang):
+    """The oracle of C or C++: (sites, {site: key or "external"}) by clang's binding of each
+    call (tests/oracle/c/refs_oracle.py). A .h is the language its chunker read it as."""
+    def oracle(tree, files, keys):
+        from codebase_rag.languages import chunk_source
+        files = [f for f in files if not f.endswith(".h") or (chunk_source(
+            f, (tree / f).read_text(encoding="utf-8", errors="replace")).language or "c")
+            == lang]
+        done = subprocess.run([sys.executable, str(ROOT / "tests" / "oracle" / "c" /
+                                                   "refs_oracle.py"), lang, "--root", str(tree)],
+                              input="\n".join(files), text=True, capture_output=True, check=True)
+        sites, truth = [], {}
+        for line in done.stdout.splitlines():
+            r = json.loads(line)
+            site = (r["file"], r["line"], r["col"], r["name"])
+            sites.append(site)
+            d, key = r["decl"], "external" if r["decl"] else "unbound"
+            if d and d["kind"] == "class":
+                key = keys.of_place(d["file"], d["line"]) or "external"
+                key = key if key != "external" and key[0] == "type" else "external"
+            elif d and d["kind"] == "function":
+                key = keys.of_place(d["file"], d["line"], d["name"]) or "external"
+            truth[site] = key
+        return sites, truth
+    return oracle
+
+
 CALLABLE_DECLS = ("FunctionDeclaration", "MethodDeclaration", "Constructor", "GetAccessor",
                   "SetAccessor", "VariableDeclaration", "PropertyAssignment",
                   "PropertyDeclaration", "FunctionExpression", "ArrowFunction",
@@ -201,7 +228,8 @@ CALLABLE_DECLS = ("FunctionDeclaration", "MethodDeclaration", "Constructor", "Ge
                   "PropertyAccessExpression")
 ES_EXTS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 ORACLES = {"python": (python, (".py",)), "typescript": (typescript, ES_EXTS[:4]),
-           "javascript": (typescript, ES_EXTS[4:])}
+           "javascript": (typescript, ES_EXTS[4:]), "c": (clang("c"), (".c", ".h")),
+           "cpp": (clang("cpp"), (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx", ".h"))}
 # Java and Go: their own file, loaded by path (a test loads this file by path too)
 _jvm = importlib.util.spec_from_file_location("refs_oracle_jvm", HERE / "refs_oracle_jvm.py")
 refs_oracle_jvm = importlib.util.module_from_spec(_jvm)

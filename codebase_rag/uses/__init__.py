@@ -66,11 +66,11 @@ class Use(NamedTuple):
 # language -> the module of this package whose extract(text, chunks, language) reads it
 EXTRACTORS = {"csharp": "csharp", "python": "syntax", "typescript": "syntax",
               "javascript": "syntax", "java": "java",
-              "go": "go", "rust": "rust"}
+              "go": "go", "rust": "rust", "c": "cfamily", "cpp": "cfamily"}
 # language -> the version of its uses: bump it when they change, and the next plain run
 # reads that language's files again (their vectors come back from the cache)
 USES_VERSIONS = {"csharp": 1, "python": 1, "typescript": 1, "javascript": 1, "java": 1,
-                 "go": 1, "rust": 1}
+                 "go": 1, "rust": 1, "c": 1, "cpp": 1}
 
 
 def extract(text, chunks, language):

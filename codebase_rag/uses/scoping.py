@@ -26,6 +26,7 @@ class Scoping:
                                   # Type") are Type's
     package: str = ""             # a file's package, its members' namespace: "decl" (its
                                   # `package` decl: Java), "folder" (its folder: Go)
+    linkage: bool = False         # C, C++: functions seen across files (linkage.py)
 
 
 WRAPPERS = ("Optional", "Awaitable", "Task", "ValueTask", "Promise", "Iterator",
@@ -117,6 +118,14 @@ JAVA_MODIFIERS = frozenset("""public private protected static final abstract syn
 native strictfp default transient volatile sealed non-sealed void""".split())
 
 
+def cfamily_returns(signature):
+    """`static const Foo *make(int x)`, `ns::Foo& Bar::get() const`: Foo (the type before
+    the member's name, its scope kept: ns.Foo)."""
+    head = signature.partition("(")[0].replace("::", ".").replace("*", " ").replace("&", " ")
+    words = [w for w in head.split() if w not in CFAMILY_MODIFIERS]
+    return named_type(" ".join(words[:-1])) if len(words) >= 2 else None
+
+
 def extended_type(signature):
     """The type a C# extension method extends: `Clamp(this int value, ...)` -> int."""
     m = re.search(r"\(this\s+(?:ref\s+|in\s+)?([\w.]+)", signature)
@@ -125,6 +134,9 @@ def extended_type(signature):
 
 CSHARP_MODIFIERS = frozenset("""public private protected internal static sealed abstract virtual
 override readonly extern unsafe volatile new partial async const void""".split())
+CFAMILY_MODIFIERS = frozenset("""static inline extern const constexpr consteval virtual
+explicit friend volatile unsigned signed struct class union enum typename void
+__inline __forceinline""".split())
 SCOPING = {
     "csharp": Scoping(constructor="<type>", identity="namespace", members_in_scope=True,
                       file_scope=False, extension_methods=True, returns=csharp_returns),
@@ -146,6 +158,9 @@ SCOPING = {
                           module_objects=("exports", "module.exports"),
                           member_chains=("{}.prototype",)),
 }
+for _lang in ("c", "cpp"):
+    SCOPING[_lang] = Scoping(constructor="<type>", identity="namespace", members_in_scope=True,
+                             linkage=True, returns=cfamily_returns)
 MODULE_SUFFIXES = {
     "dotted": ((".py", ".pyi"), ("/__init__.py", "/__init__.pyi")),
     "crates": ((".rs",), ("/mod.rs",)),
