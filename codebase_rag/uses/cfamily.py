@@ -58,6 +58,11 @@ class _CReader(_Reader):
                                          node.start_point[0] + 1, None))
             elif "using.namespace" in caps or "using.name" in caps:
                 self.using(caps)
+            elif "call.scoped" in caps:
+                found = self.scoped(caps["call.scoped"][0])
+                if found is not None:
+                    kept.append((pattern, {"call.name": [found[0]]} if found[1] is None else
+                                 {"call.name": [found[0]], "call.receiver": [found[1]]}))
             elif "type.tree" in caps:
                 node = caps["type.tree"][0]
                 parent = node.parent
@@ -70,8 +75,10 @@ class _CReader(_Reader):
                 if parent is not None and parent.type == "qualified_identifier":
                     if parent.child_by_field_name("name") != node:
                         continue        # a scope: its name is read with the name after it
-                    kept.append((pattern, {"type.name": [caps["type.tree"][0]],
-                                           "type.receiver": [parent.child_by_field_name("scope")]}))
+                    scope = parent.child_by_field_name("scope")    # none: `::Foo`
+                    kept.append((pattern, {"type.name": [caps["type.tree"][0]]} if scope is None
+                                 else {"type.name": [caps["type.tree"][0]],
+                                       "type.receiver": [scope]}))
                     continue
                 kept.append((pattern, {"type.name": [caps["type.tree"][0]]}))
             else:
@@ -79,6 +86,25 @@ class _CReader(_Reader):
         self.namespace_spans = self.spans(namespaces)
         uses, decls = self.run(kept)
         return uses, decls + self.extra_decls
+
+    def scoped(self, node):
+        """(name node, scope node) of a scoped callee `a::b::f` or `a::f<T>`: the innermost
+        scope, at most MAX_CHAIN deep (None for `::f`); None for no name (an operator)."""
+        for _ in range(MAX_CHAIN + 1):
+            name = node.child_by_field_name("name")
+            if name is None:
+                return None
+            if name.type != "qualified_identifier":
+                break
+            node = name
+        else:
+            return None
+        if name.type == "template_function":
+            name = name.child_by_field_name("name")
+        scope = node.child_by_field_name("scope")
+        if name is None or name.type != "identifier":
+            return None
+        return name, scope            # scope None: `::f()`, the global one
 
     def using(self, caps):
         if "using.namespace" in caps:
@@ -127,7 +153,9 @@ class _CReader(_Reader):
     def qualifier(self, node, chunk):
         """A scope (`a::b::` before a name) as its names; anything else as the driver
         reads it."""
-        parent = node.parent
+        parent = node.parent if node is not None else None
+        if node is None:
+            return "?"
         if parent is not None and parent.type == "qualified_identifier" and \
                 parent.child_by_field_name("scope") == node:
             names, outer = self.scope_names(node), parent

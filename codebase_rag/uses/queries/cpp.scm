@@ -2,17 +2,15 @@
 ; see docs/references.md). A scope `a::b::f()` is the receiver `a.b` (cfamily.py reads the
 ; whole scope: tree-sitter nests it to the right).
 
-; calls: f(), f<T>(), a.f(), p->f(), a.template f<T>(), ns::f(), Type::f(), ns::f<T>()
+; calls: f(), f<T>(), a.f(), p->f(), a.template f<T>(); a scoped call (ns::f(), Type::f(),
+; a::b::f<T>()) is read in cfamily.py: its innermost scope's name is the callee
 (call_expression function: (identifier) @call.name)
 (call_expression function: (template_function name: (identifier) @call.name))
 (call_expression function: (field_expression argument: (_) @call.receiver
                                               field: (field_identifier) @call.name))
 (call_expression function: (field_expression argument: (_) @call.receiver
                              field: (template_method name: (field_identifier) @call.name)))
-(call_expression function: (qualified_identifier scope: (_) @call.receiver
-                                                 name: (identifier) @call.name))
-(call_expression function: (qualified_identifier scope: (_) @call.receiver
-                             name: (template_function name: (identifier) @call.name)))
+(call_expression function: (qualified_identifier) @call.scoped)
 
 ; constructions: new T(...), new ns::T(...), new T<U>(...)
 (new_expression type: (type_identifier) @new.name)

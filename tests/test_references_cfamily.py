@@ -1,0 +1,159 @@
+"""References of C and C++ (issue 47): the uses read from their trees (a scope as the
+receiver, locals' and fields' declared types, namespaces, usings, includes), and how a name
+finds its function across files (linkage.py): the own file first, a `static` function seen
+in its file alone, two files' definitions ambiguous and listed, a class's members, a
+namespace's functions. libclang's binding of the fixture trees is in test_references.py
+(test_call_edges_agree_with_the_languages_own_resolver)."""
+from test_references import callees, callers, tree_of, uses_of
+
+
+def test_cpp_uses_their_receivers_scopes_and_declarations():
+    found, decls = uses_of("a.cpp", """\
+        #include "b.h"
+        namespace app::core {
+        class Foo : public Base<int>, private ns::Other {
+         public:
+          void bar() const { this->baz(); baz(); helper::go(); a::b::c::deep(); Foo::stat(); }
+          Widget w_;
+          Widget *pw_;
+        };
+        void Foo::stat() {
+          Foo f(1);
+          Foo *g = new Foo(2);
+          auto h = Foo(3);
+          auto k = make();
+          int n = 0;
+          f.bar(); g->bar(); h.bar(); k.bar(); n.bar(); w_.draw();
+          ns::free_fn<int>(1);
+          get().bar();
+        }
+        }
+        using namespace app::core;
+        using std::string;
+        """)
+    calls = {u for u in found if u[1] in ("call", "new")}
+    assert calls == {
+        (5, "call", "this", "baz", "bar"), (5, "call", "", "baz", "bar"),
+        (5, "call", "helper", "go", "bar"),
+        (5, "call", "a.b.c", "deep", "bar"),        # the whole scope, nested to the right
+        (5, "call", "Foo", "stat", "bar"),
+        (11, "new", "", "Foo", "stat"), (12, "call", "", "Foo", "stat"),
+        (13, "call", "", "make", "stat"),
+        (15, "call", "=Foo", "bar", "stat"),         # Foo f(1); Foo *g = new Foo(2)
+        (15, "call", "Foo()", "bar", "stat"),        # auto h = Foo(3)
+        (15, "call", "make()", "bar", "stat"),       # auto k = make(): what make returns
+        (15, "call", "?", "bar", "stat"),            # int n: no type of the tree
+        (15, "call", "w_", "draw", "stat"),          # a field, read at query time
+        (16, "call", "ns", "free_fn", "stat"),
+        (17, "call", "", "get", "stat"), (17, "call", "get()", "bar", "stat")}
+    assert set(decls) >= {
+        ("type", "", "Foo", "app.core", 3, 8), ("field", "Foo", "w_", "=Widget", 6, None),
+        ("field", "Foo", "pw_", "=Widget", 7, None), ("base", "Foo", "Base", "", 3, None),
+        ("base", "Foo", "ns.Other", "", 3, None), ("include", "", "", "b.h", 1, None),
+        ("using", "", "", "app.core", 20, None), ("using", "", "string", "std.string", 21, None)}
+    types = {(u[3], u[2]) for u in found if u[1] == "type"}
+    assert ("Foo", "") in types and ("Widget", "") in types
+    assert not any(u[1] == "type" and u[0] == 3 and u[3] == "Foo" for u in found)  # its own name
+
+
+def test_c_calls_are_names_alone():
+    found, decls = uses_of("a.c", """\
+        #include <stdio.h>
+        struct point { int x; struct point *next; };
+        int run(struct point *p, int (*cb)(int)) {
+            p->next->x = helper(1);
+            p->fn(2);
+            (*cb)(3);
+            return cb(4) + sizeof(struct point);
+        }
+        """)
+    assert {u for u in found if u[1] == "call"} == {
+        (4, "call", "", "helper", "run"), (7, "call", "", "cb", "run")}
+    assert ("type", "", "point", "", 2, 2) in decls and \
+        ("include", "", "", "stdio.h", 1, None) in decls
+
+
+C_TREE = {
+    "util.h": """\
+        int add(int a, int b);
+        static inline int clamp(int x) { return x < 0 ? 0 : x; }
+        void report(const char *what);
+        """,
+    "util.c": """\
+        #include "util.h"
+        static int twice(int x) { return add(x, x); }
+        int add(int a, int b) { return clamp(a) + clamp(b); }
+        int scale(int x) { return twice(x); }
+        """,
+    "main.c": """\
+        #include "util.h"
+        static int twice(int x) { return x + x; }
+        int main(void)
+        {
+            report("x");
+            return add(twice(1), scale(2)) + clamp(3);
+        }
+        """,
+    "report_text.c": "#include <stdio.h>\nvoid report(const char *w) { puts(w); }\n",
+    "report_json.c": "#include <stdio.h>\nvoid report(const char *w) { printf(\"%s\", w); }\n",
+}
+
+
+def test_c_linkage_own_file_static_and_two_definitions(tmp_path, word_embedder):
+    store = tree_of(tmp_path, C_TREE, word_embedder)
+    assert callees(store, "main") == {
+        ("report", 5, "ambiguous"),       # two programs' report(): listed, never picked
+        ("add", 6, "resolved"), ("twice", 6, "resolved"), ("scale", 6, "resolved"),
+        ("clamp", 6, "resolved")}          # a header's static inline: seen by its includers
+    twice = {(c[0], c[1]) for c in callers(store, "util.c:2")}
+    assert twice == {("scale", 4)}         # main.c's twice() is its own static one
+    assert callers(store, "report_text.c:2") == {("main", 5, "ambiguous")}
+
+
+CPP_TREE = {
+    "shapes.h": """\
+        namespace geo {
+        class Shape {
+        public:
+            virtual double area() const;
+            static Shape *make(int kind);
+        };
+        class Circle : public Shape {
+        public:
+            double radius() const { return 1.0; }
+        };
+        double total(const Shape &a);
+        }
+        """,
+    "shapes.cpp": """\
+        #include "shapes.h"
+        namespace geo {
+        double Shape::area() const { return 0.0; }
+        Shape *Shape::make(int kind) { return new Circle(); }
+        double total(const Shape &a) { return a.area(); }
+        }
+        """,
+    "main.cpp": """\
+        #include "shapes.h"
+        namespace other { double total(int x) { return x; } }
+        using namespace geo;
+        int main()
+        {
+            Circle c;
+            Shape *s = Shape::make(1);
+            double t = geo::total(c) + total(*s) + c.radius() + s->area();
+            return other::total(2) + c.area();
+        }
+        """,
+}
+
+
+def test_cpp_namespaces_classes_and_receivers(tmp_path, word_embedder):
+    store = tree_of(tmp_path, CPP_TREE, word_embedder)
+    assert callees(store, "main") == {
+        ("Shape.make", 7, "resolved"), ("total", 8, "resolved"), ("Circle.radius", 8, "resolved"),
+        ("Shape.area", 8, "resolved"), ("total", 9, "resolved"), ("Shape.area", 9, "resolved")}
+    geo = {(c[0], c[1]) for c in callers(store, "geo.total")}
+    assert geo == {("main", 8)}            # not other::total's call
+    assert {(c[0], c[1]) for c in callers(store, "other.total")} == {("main", 9)}
+    assert {(c[0], c[1]) for c in callers(store, "Circle")} == {("Shape.make", 4)}
