@@ -17,6 +17,10 @@ function pointer's, never a function of the tree.
 from . import syntax
 from .syntax import MAX_CHAIN, Forms, _Reader
 
+MATCH_LIMIT = 512             # matches in progress at once (matches())
+MAX_DEPTH = 1000              # how deep below its root a match may start (matches())
+BIG_ERROR = 2000              # an ERROR node's children the query cursor may read at once
+
 SCOPES = frozenset(("namespace_identifier", "type_identifier", "template_type", "identifier"))
 DEFINED = frozenset(("class_specifier", "struct_specifier", "union_specifier", "enum_specifier"))
 TYPE_NAMES = frozenset(("type_identifier", "namespace_identifier"))
@@ -38,17 +42,66 @@ FORMS = {
 def extract(text, chunks, language):
     import tree_sitter
     tree, data = chunks.parsed
-    forms = FORMS[language]
-    matches = tree_sitter.QueryCursor(syntax.query(forms, tree.language)).matches(
-        tree.root_node)
-    return _CReader(data, chunks, forms, text.count("\n") + 1).read(matches)
+    query = syntax.query(FORMS[language], tree.language)
+    return _CReader(data, chunks, FORMS[language], text.count("\n") + 1).read(
+        match for root in query_roots(tree.root_node) for match in matches(query, root))
+
+
+def matches(query, node):
+    """The query's matches in node's subtree. tree-sitter's query cursor keeps a state for
+    every match in progress, and a hostile nesting (`x.y.y.y...()` 100,000 deep) keeps one
+    per level, each step advancing them all: quadratic. So a match starts at most MAX_DEPTH
+    levels down, and at most MATCH_LIMIT are in progress at once (past it the oldest are
+    dropped). Real code stays far below both: the 545 files of cJSON, lua, yaml-cpp and
+    spdlog give the same matches with and without them."""
+    import tree_sitter
+    cursor = tree_sitter.QueryCursor(query, match_limit=MATCH_LIMIT)
+    cursor.set_max_start_depth(MAX_DEPTH)
+    return cursor.matches(node)
+
+
+def query_roots(root):
+    """The nodes to run the query on: the root, unless an ERROR node holds more than
+    BIG_ERROR children (the query cursor costs the square of those: `((((...` unclosed);
+    then the query runs on each child of that node and of the nodes above it, apart (a
+    pattern anchored on one of those is lost: the file is broken there). Only the nodes
+    that hold an error are walked, each once."""
+    if not root.has_error:
+        return [root]
+    order, parent, stack = [], {}, [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for child in node.children:
+            if child.has_error:
+                parent[child.id] = node.id
+                stack.append(child)
+    bad = set()
+    for node in reversed(order):        # children before their parents
+        if node.id in bad or node.type == "ERROR" and node.child_count > BIG_ERROR:
+            bad.add(node.id)
+            if node.id in parent:
+                bad.add(parent[node.id])
+    if not bad:
+        return [root]
+    roots, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node.id in bad:
+            stack.extend(reversed(node.children))
+        else:
+            roots.append(node)
+    return roots
 
 
 class _CReader(_Reader):
+    """The driver's reader, never asking a node for its parent (tree-sitter finds a parent
+    by walking down from the root: a cost in the tree's depth, per question)."""
+
     def read(self, matches):
         """The driver's run, on the matches this language's own captures are taken from."""
-        kept, namespaces = [], []
-        self.extra_decls = []
+        kept, namespaces, usings, spaced, base_classes = [], [], [], set(), []
+        self.extra_decls, self.scopes_read = [], {}
         for pattern, caps in matches:
             if "namespace" in caps:
                 namespaces.append(caps)
@@ -56,69 +109,59 @@ class _CReader(_Reader):
                 node = caps["include.path"][0]
                 self.extra_decls.append(("include", "", "", self.text(node).strip('"<>'),
                                          node.start_point[0] + 1, None))
-            elif "using.namespace" in caps or "using.name" in caps:
-                self.using(caps)
-            elif "call.scoped" in caps:
-                found = self.scoped(caps["call.scoped"][0])
+            elif "using.namespace" in caps:
+                node = caps["using.namespace"][0]
+                spaced.add(node.start_byte)
+                self.extra_decls.append(("using", "", "", ".".join(self.scope_names(node)),
+                                         node.start_point[0] + 1, None))
+            elif "using.name" in caps:
+                usings.append(caps["using.name"][0])
+            elif "base.class" in caps:
+                base_classes.append(caps)
+            elif "call.scoped" in caps or "type.scoped" in caps or "new.scoped" in caps:
+                kind = next(k for k in caps if k.endswith(".scoped")).partition(".")[0]
+                found = self.scoped(caps[f"{kind}.scoped"][0])
                 if found is not None:
-                    kept.append((pattern, {"call.name": [found[0]]} if found[1] is None else
-                                 {"call.name": [found[0]], "call.receiver": [found[1]]}))
-            elif "type.tree" in caps:
-                node = caps["type.tree"][0]
-                parent = node.parent
-                if parent is not None and parent.type in DEFINED and \
-                        parent.child_by_field_name("body") is not None:
-                    continue            # the name of the type defined there
-                if parent is not None and parent.type == "template_type" and \
-                        parent.child_by_field_name("name") == node:
-                    node, parent = parent, parent.parent    # `a::B<T>`: B, scoped by a
-                if parent is not None and parent.type == "qualified_identifier":
-                    if parent.child_by_field_name("name") != node:
-                        continue        # a scope: its name is read with the name after it
-                    scope = parent.child_by_field_name("scope")    # none: `::Foo`
-                    kept.append((pattern, {"type.name": [caps["type.tree"][0]]} if scope is None
-                                 else {"type.name": [caps["type.tree"][0]],
-                                       "type.receiver": [scope]}))
-                    continue
-                kept.append((pattern, {"type.name": [caps["type.tree"][0]]}))
+                    kept.append((pattern, {f"{kind}.name": [found[0]]} if found[1] is None else
+                                 {f"{kind}.name": [found[0]], f"{kind}.receiver": [found[1]]}))
             else:
                 kept.append((pattern, caps))
+        for node in usings:             # `using a::B;` (not `using namespace a::b;`)
+            names = self.scope_names(node)
+            if node.start_byte not in spaced and len(names) > 1:
+                self.extra_decls.append(("using", "", names[-1], ".".join(names),
+                                         node.start_point[0] + 1, None))
         self.namespace_spans = self.spans(namespaces)
+        self.base_classes = base_classes
         uses, decls = self.run(kept)
         return uses, decls + self.extra_decls
 
     def scoped(self, node):
-        """(name node, scope node) of a scoped callee `a::b::f` or `a::f<T>`: the innermost
-        scope, at most MAX_CHAIN deep (None for `::f`); None for no name (an operator)."""
+        """(name node, scope node) of a scoped name `a::b::f`, `a::f<T>`, `a::B<T>`: the
+        name and its innermost scope, at most MAX_CHAIN deep (scope None for `::f`); None
+        for no name (an operator). The whole scope's names are kept for qualifier()."""
+        outer = []
         for _ in range(MAX_CHAIN + 1):
             name = node.child_by_field_name("name")
             if name is None:
                 return None
             if name.type != "qualified_identifier":
                 break
+            scope = node.child_by_field_name("scope")
+            outer += self.scope_names(scope) if scope is not None else []
             node = name
         else:
             return None
-        if name.type == "template_function":
+        if name.type in ("template_function", "template_type"):
             name = name.child_by_field_name("name")
         scope = node.child_by_field_name("scope")
-        if name is None or name.type != "identifier":
+        if name is None or name.type not in ("identifier", "type_identifier"):
             return None
+        if scope is not None:
+            names = outer + self.scope_names(scope)
+            self.scopes_read[scope.start_byte, scope.end_byte] = \
+                ".".join(names) if names and len(names) <= MAX_CHAIN else "?"
         return name, scope            # scope None: `::f()`, the global one
-
-    def using(self, caps):
-        if "using.namespace" in caps:
-            node = caps["using.namespace"][0]
-            self.extra_decls.append(("using", "", "", ".".join(self.scope_names(node)),
-                                     node.start_point[0] + 1, None))
-            return
-        node = caps["using.name"][0]
-        if any(c.type == "namespace" for c in node.parent.children):
-            return                      # `using namespace a::b;`: its own pattern's
-        names = self.scope_names(node)
-        if len(names) > 1:
-            self.extra_decls.append(("using", "", names[-1], ".".join(names),
-                                     node.start_point[0] + 1, None))
 
     def scope_names(self, node):
         """["a", "b", "C"] of `a::b::C`, `a::b` (nested_namespace_specifier) or a name; at
@@ -151,24 +194,12 @@ class _CReader(_Reader):
 
     # -- a receiver
     def qualifier(self, node, chunk):
-        """A scope (`a::b::` before a name) as its names; anything else as the driver
-        reads it."""
-        parent = node.parent if node is not None else None
+        """A scope (`a::b::` before a name) as its names, read where it was captured;
+        anything else as the driver reads it."""
         if node is None:
             return "?"
-        if parent is not None and parent.type == "qualified_identifier" and \
-                parent.child_by_field_name("scope") == node:
-            names, outer = self.scope_names(node), parent
-            while outer.parent is not None and outer.parent.type == "qualified_identifier" and \
-                    outer.parent.child_by_field_name("name") == outer and \
-                    len(names) <= MAX_CHAIN:
-                outer = outer.parent
-                scope = outer.child_by_field_name("scope")
-                names = (self.scope_names(scope) if scope is not None else []) + names
-            if not names or len(names) > MAX_CHAIN:
-                return "?"
-            return ".".join(names)
-        return super().qualifier(node, chunk)
+        scope = self.scopes_read.get((node.start_byte, node.end_byte))
+        return scope if scope is not None else super().qualifier(node, chunk)
 
     def dotted(self, node):
         """`a.b.C` of a name, a scoped name or a template's (`a::B<T>`: a.B), else None."""
@@ -185,6 +216,7 @@ class _CReader(_Reader):
         """The driver's sweep of classes, with each type's namespace (the namespaces around
         it, by a second stack in the same sweep)."""
         chains, stack, spaces, at = {}, [], [], 0
+        self.class_spans = []
         for caps in sorted(classes, key=lambda c: c["class"][0].start_byte):
             node, name = caps["class"][0], self.text(caps["class.name"][0])
             while at < len(self.namespace_spans) and \
@@ -205,17 +237,40 @@ class _CReader(_Reader):
                 outer = syntax.LOCAL
             chain = f"{outer}.{name}" if outer else name
             chains[node.start_byte] = (chain, outer)
+            self.class_spans.append((node.start_byte, node.end_byte, chain))
             stack.append((node.end_byte, chain))
             self.decls.append(("type", outer, name, namespace,
                                caps["class.name"][0].start_point[0] + 1, node.end_point[0] + 1))
         return chains
 
     def class_at(self, node):
-        """The chain of the innermost class around node, from the tree (a class with no
-        function is a chunk whole, whose chain is its outer one)."""
-        n, steps = node.parent, 0
-        while n is not None and steps < 64:
-            if n.start_byte in self.chains and n.type in DEFINED:
-                return self.chains[n.start_byte][0]
-            n, steps = n.parent, steps + 1
-        return ""
+        """The chain of the innermost class around node ("" if none), by a sweep over the
+        classes in file order (a class with no function is a chunk whole, whose chain is its
+        outer one; the tree is not asked for parents). The questions come in file order; one
+        that goes back starts the sweep again."""
+        at = node.start_byte
+        if not hasattr(self, "sweep") or at < self.sweep[2]:
+            self.sweep = [0, [], at]
+        spans = self.class_spans
+        i, stack, _ = self.sweep
+        while i < len(spans) and spans[i][0] <= at:
+            while stack and stack[-1][1] <= spans[i][0]:
+                stack.pop()
+            stack.append(spans[i])
+            i += 1
+        while stack and stack[-1][1] <= at:
+            stack.pop()
+        self.sweep = [i, stack, at]
+        return stack[-1][2] if stack else ""
+
+    def read_bases(self, bases):
+        """The driver's, with the class captured beside its base (no walk up the tree)."""
+        for caps in self.base_classes:
+            klass = caps["base.class"][0]
+            if klass.start_byte not in self.chains:
+                continue
+            for node in caps["base.name"]:
+                dotted = self.dotted(node)
+                if dotted:
+                    self.decls.append(("base", self.chains[klass.start_byte][0], dotted, "",
+                                       node.start_point[0] + 1, None))

@@ -12,19 +12,36 @@
                              field: (template_method name: (field_identifier) @call.name)))
 (call_expression function: (qualified_identifier) @call.scoped)
 
-; constructions: new T(...), new ns::T(...), new T<U>(...)
+; constructions: new T(...), new T<U>(...), new ns::T(...) (a scoped name: cfamily.py)
 (new_expression type: (type_identifier) @new.name)
 (new_expression type: (template_type name: (type_identifier) @new.name))
-(new_expression type: (qualified_identifier scope: (_) @new.receiver
-                                            name: (type_identifier) @new.name))
-(new_expression type: (qualified_identifier scope: (_) @new.receiver
-                        name: (template_type name: (type_identifier) @new.name)))
+(new_expression type: (qualified_identifier) @new.scoped)
 
 ; member references that are not calls
 (field_expression argument: (_) @ref.receiver field: (field_identifier) @ref.name)
 
-; types named (not where they are defined)
-(type_identifier) @type.tree
+; types named where a type is written (not where one is defined): a name, a template's,
+; a scoped one (cfamily.py reads its scope)
+(declaration type: (type_identifier) @type.name)
+(declaration type: (template_type name: (type_identifier) @type.name))
+(declaration type: (qualified_identifier) @type.scoped)
+(parameter_declaration type: (type_identifier) @type.name)
+(parameter_declaration type: (template_type name: (type_identifier) @type.name))
+(parameter_declaration type: (qualified_identifier) @type.scoped)
+(optional_parameter_declaration type: (type_identifier) @type.name)
+(optional_parameter_declaration type: (template_type name: (type_identifier) @type.name))
+(optional_parameter_declaration type: (qualified_identifier) @type.scoped)
+(field_declaration type: (type_identifier) @type.name)
+(field_declaration type: (template_type name: (type_identifier) @type.name))
+(field_declaration type: (qualified_identifier) @type.scoped)
+(type_descriptor type: (type_identifier) @type.name)
+(type_descriptor type: (template_type name: (type_identifier) @type.name))
+(type_descriptor type: (qualified_identifier) @type.scoped)
+(function_definition type: (type_identifier) @type.name)
+(function_definition type: (template_type name: (type_identifier) @type.name))
+(function_definition type: (qualified_identifier) @type.scoped)
+(struct_specifier name: (type_identifier) @type.name !body)
+(class_specifier name: (type_identifier) @type.name !body)
 
 ; locals: a declared type where written (a pointer or a reference to it too), else the
 ; value an `auto` was given; any other local (a loop's, a primitive's) hides the name
@@ -71,9 +88,10 @@
 (struct_specifier name: (type_identifier) @class.name body: (_)) @class
 (union_specifier name: (type_identifier) @class.name body: (_)) @class
 (enum_specifier name: (type_identifier) @class.name body: (_)) @class
-(base_class_clause (type_identifier) @base.name)
-(base_class_clause (qualified_identifier) @base.name)
-(base_class_clause (template_type name: (type_identifier) @base.name))
+(class_specifier (base_class_clause [(type_identifier) (qualified_identifier) (template_type)]
+                                    @base.name)) @base.class
+(struct_specifier (base_class_clause [(type_identifier) (qualified_identifier) (template_type)]
+                                     @base.name)) @base.class
 
 ; namespaces (their names: `namespace a::b {`), using namespace, using a::B, #include
 (namespace_definition name: (_) @namespace.name body: (_)) @namespace
@@ -81,3 +99,6 @@
 (using_declaration (qualified_identifier) @using.name)
 (preproc_include path: (string_literal) @include.path)
 (preproc_include path: (system_lib_string) @include.path)
+(base_class_clause (type_identifier) @type.name)
+(base_class_clause (template_type name: (type_identifier) @type.name))
+(base_class_clause (qualified_identifier) @type.scoped)
