@@ -15,6 +15,7 @@ C++'s overloads are written in one file. A receiver whose type the syntax does n
 (`auto x = f()`, a template's parameter) is unknown, as in every language.
 """
 import re
+from dataclasses import replace
 
 from .definitions import EXTERNAL, TYPE_KINDS, UNKNOWN, Resolution
 from .namespaces import verdict
@@ -29,6 +30,7 @@ class Linkage:
 
     def linked(self, name, kind, qualifier, ctx):
         """The Resolution of a use of C or C++."""
+        ctx = self.spaced_ctx(ctx)
         if qualifier == "?":
             return UNKNOWN
         if kind == "new":
@@ -56,7 +58,7 @@ class Linkage:
         kind_of, value = receiver
         if kind_of != "types":        # a type the index lacks (std::string), a module
             return EXTERNAL
-        found = self.lookup(value, name)
+        found = self.lookup(value, name) or self.outside(value, name)
         if found:
             return verdict(found)
         nested = self.nested_types(value, name)
@@ -71,7 +73,7 @@ class Linkage:
             for n in range(len(parts), 0, -1):
                 here = self.type_of_chain(".".join(parts[:n]), ctx)
                 if here:
-                    found = self.lookup(here, name)
+                    found = self.lookup(here, name) or self.outside(here, name)
                     if found:
                         return verdict(found)
         if kind in ("call", "new"):
@@ -88,17 +90,16 @@ class Linkage:
         """The functions (no class's) named name a caller at ctx sees: its own file's,
         else the others' not static to their file, in the nearest namespace that has
         one (scope: `a.b` as written before `::name`)."""
-        defs = [d for d in self.ix.defs_named(name) if not d.cls and
-                d.kind not in TYPE_KINDS and d.language in LANGUAGES]
+        defs = [(d, self.space_of(d)) for d in self.ix.defs_named(name)
+                if d.kind not in TYPE_KINDS and d.language in LANGUAGES]
         if scope is None:
             seen = self.visible_namespaces(ctx)
-            defs = [d for d in defs if d.namespace in seen]
+            defs = [d for d, space in defs if space is not None and space in seen]
         else:
-            dotted = scope
-            defs = [d for d in defs if d.namespace == dotted or
-                    d.namespace.endswith("." + dotted) or
-                    any(f"{ns}.{dotted}" == d.namespace for ns in self.visible_namespaces(ctx)
-                        if ns)]
+            seen = [ns for ns in self.visible_namespaces(ctx) if ns]
+            defs = [d for d, space in defs if space is not None and (
+                space == scope or space.endswith("." + scope) or
+                any(f"{ns}.{scope}" == space for ns in seen))]
         own = [d for d in defs if d.file == ctx.file]
         if own:
             return own
@@ -111,6 +112,41 @@ class Linkage:
                 longest = max(len(d.namespace) for d in near)
                 defs = [d for d in near if len(d.namespace) == longest]
         return defs
+
+    def spaced_ctx(self, ctx):
+        """ctx with the namespaces a method's own name gives (`void ns::Foo::bar() {}`
+        outside the namespace's braces: its chunk's class is ns.Foo) moved into its
+        namespace, when no type of the whole chain is declared."""
+        if "." not in ctx.chain or self.type_of_chain(ctx.chain, ctx):
+            return ctx
+        parts = ctx.chain.split(".")
+        for n in range(1, len(parts)):
+            moved = replace(ctx, namespace=".".join(p for p in [ctx.namespace] + parts[:n] if p),
+                            chain=".".join(parts[n:]))
+            if self.type_of_chain(moved.chain, moved):
+                return moved
+        return ctx
+
+    def outside(self, types, name):
+        """The methods named name of types defined outside their namespaces' braces
+        (their chunk's class is ns.Type)."""
+        return [d for t in types for d in self.ix.defs_named(name)
+                if d.cls.endswith("." + t.chain) and ".".join(
+                    p for p in (d.namespace, d.cls) if p) == ".".join(
+                    p for p in (t.namespace, t.chain) if p)]
+
+    def space_of(self, d):
+        """The namespace of a function (no class's), or None for a method: `void ns::f()`
+        written outside the namespace's braces has ns for its chunk's class; it is the
+        namespace when no type of that chain is declared."""
+        if not d.cls:
+            return d.namespace
+        chain = d.cls
+        if any(t.chain == chain or t.chain.endswith("." + chain) or
+               f"{t.namespace}.{t.chain}".endswith("." + chain)
+               for t in self.ix.types_named(chain.rpartition(".")[2])):
+            return None
+        return f"{d.namespace}.{chain}" if d.namespace else chain
 
     def one_file(self, defs):
         """Functions of one file (its overloads) are one callee; of several files, none is

@@ -157,3 +157,20 @@ def test_cpp_namespaces_classes_and_receivers(tmp_path, word_embedder):
     assert geo == {("main", 8)}            # not other::total's call
     assert {(c[0], c[1]) for c in callers(store, "other.total")} == {("main", 9)}
     assert {(c[0], c[1]) for c in callers(store, "Circle")} == {("Shape.make", 4)}
+
+
+def test_cpp_a_function_defined_outside_its_namespaces_braces(tmp_path, word_embedder):
+    store = tree_of(tmp_path, {
+        "app.h": "namespace app { int run(int n); class Runner { public: void go(); void stop(); }; }\n",
+        "app.cpp": """\
+            #include "app.h"
+            int app::run(int n) { return n; }
+            void app::Runner::go() { stop(); }
+            void app::Runner::stop() { }
+            """,
+        "main.cpp": """\
+            #include "app.h"
+            int main() { app::Runner r; r.go(); return app::run(1); }
+            """}, word_embedder)
+    assert callees(store, "main") == {("app.run", 2, "resolved"), ("app.Runner.go", 2, "resolved")}
+    assert callees(store, "app.Runner.go") == {("app.Runner.stop", 3, "resolved")}
