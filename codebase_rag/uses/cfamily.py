@@ -136,6 +136,16 @@ class _CReader(_Reader):
         uses, decls = self.run(kept)
         return uses, decls + self.extra_decls
 
+    def add(self, name_node, kind, receiver, drop_unknown=False):
+        """The driver's, but a call of a name the member holds (a lambda in a local, a
+        function pointer parameter) is a call of that value: of unknown type."""
+        if kind == "call" and not receiver and self.text(name_node) in \
+                self.scopes.get(self.chunk_of(name_node), {}):
+            self.uses.add(self.chunk_of(name_node), name_node.start_point[0] + 1,
+                          self.text(name_node), kind, "?")
+            return
+        super().add(name_node, kind, receiver, drop_unknown)
+
     def scoped(self, node):
         """(name node, scope node) of a scoped name `a::b::f`, `a::f<T>`, `a::B<T>`: the
         name and its innermost scope, at most MAX_CHAIN deep (scope None for `::f`); None

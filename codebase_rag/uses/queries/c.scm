@@ -24,3 +24,18 @@
 ; #include "x.h": what the file sees (decls kind "include")
 (preproc_include path: (string_literal) @include.path)
 (preproc_include path: (system_lib_string) @include.path)
+
+; locals and parameters: a call of one is a call of a function pointer, never a function of
+; the tree (cfamily.py makes it unknown)
+(parameter_declaration declarator: [(identifier) @local.name
+  (pointer_declarator declarator: (identifier) @local.name)
+  (function_declarator declarator: (parenthesized_declarator
+                                    (pointer_declarator declarator: (identifier) @local.name)))])
+(declaration declarator: [(identifier) @local.name
+  (pointer_declarator declarator: (identifier) @local.name)
+  (init_declarator declarator: [(identifier) @local.name
+                                (pointer_declarator declarator: (identifier) @local.name)])
+  (function_declarator declarator: (parenthesized_declarator
+                                    (pointer_declarator declarator: (identifier) @local.name)))
+  (init_declarator declarator: (function_declarator declarator: (parenthesized_declarator
+                                    (pointer_declarator declarator: (identifier) @local.name))))])

@@ -102,3 +102,8 @@
 (base_class_clause (type_identifier) @type.name)
 (base_class_clause (template_type name: (type_identifier) @type.name))
 (base_class_clause (qualified_identifier) @type.scoped)
+; a function pointer parameter or local: a call of it is no function of the tree
+(parameter_declaration declarator: (function_declarator declarator: (parenthesized_declarator
+                                    (pointer_declarator declarator: (identifier) @local.name))))
+(declaration declarator: (init_declarator declarator: (function_declarator
+  declarator: (parenthesized_declarator (pointer_declarator declarator: (identifier) @local.name)))))
