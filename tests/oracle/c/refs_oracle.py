@@ -65,7 +65,9 @@ class Reader:
         data = self.texts.get(path)
         if data is None:
             data = self.texts[path] = open(path, "rb").read()
-        return data[loc.offset:loc.offset + len(name)] == name.encode()
+        after = data[loc.offset + len(name):loc.offset + len(name) + 1]
+        return data[loc.offset:loc.offset + len(name)] == name.encode() and \
+            not (after.isalnum() or after == b"_")     # save_and_next(x) made save(x)
 
     def place(self, cursor, kind):
         loc = cursor.location
