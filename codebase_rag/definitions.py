@@ -74,6 +74,18 @@ class Resolution:
 EXTERNAL, UNKNOWN = Resolution("external"), Resolution("unknown")
 
 
+def verdict(found):
+    """A Resolution from the Defs a use may denote: one, or overloads of one type, is
+    resolved; more is ambiguous."""
+    found = list(dict.fromkeys(found))
+    if not found:
+        return EXTERNAL
+    owners = {(d.file if d.is_type else d.namespace, d.cls, d.member) for d in found}
+    if len(owners) == 1:
+        return Resolution("resolved", found)
+    return Resolution("ambiguous", found)
+
+
 @dataclass(frozen=True)
 class Ctx:
     """Where a name is read: its file and language, the namespace and type chain around it."""

@@ -17,11 +17,9 @@ C++'s overloads are written in one file. A receiver whose type the syntax does n
 import re
 from dataclasses import replace
 
-from .definitions import EXTERNAL, TYPE_KINDS, UNKNOWN, Resolution
-from .namespaces import verdict
+from .definitions import EXTERNAL, TYPE_KINDS, UNKNOWN, Resolution, verdict
+from .uses.scoping import scoping
 
-HEADERS = (".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tcc")
-LANGUAGES = ("c", "cpp")
 _STATIC = re.compile(r"\bstatic\b")
 
 
@@ -91,7 +89,7 @@ class Linkage:
         else the others' not static to their file, in the nearest namespace that has
         one (scope: `a.b` as written before `::name`)."""
         defs = [(d, self.space_of(d)) for d in self.ix.defs_named(name)
-                if d.kind not in TYPE_KINDS and d.language in LANGUAGES]
+                if d.kind not in TYPE_KINDS and scoping(d.language).linkage]
         if scope is None:
             seen = self.visible_namespaces(ctx)
             defs = [d for d, space in defs if space is not None and space in seen]
@@ -103,7 +101,7 @@ class Linkage:
         own = [d for d in defs if d.file == ctx.file]
         if own:
             return own
-        defs = [d for d in defs if d.file.endswith(HEADERS) or
+        defs = [d for d in defs if d.file.endswith(scoping(d.language).headers) or
                 not _STATIC.search(d.signature.partition("(")[0])]
         if scope is None and len({d.namespace for d in defs}) > 1:
             near = [d for d in defs if d.namespace and (

@@ -27,6 +27,8 @@ class Scoping:
     package: str = ""             # a file's package, its members' namespace: "decl" (its
                                   # `package` decl: Java), "folder" (its folder: Go)
     linkage: bool = False         # C, C++: functions seen across files (linkage.py)
+    headers: tuple = ()           # linkage: the files included, not compiled (a `static
+                                  # inline` there is seen by every includer)
 
 
 WRAPPERS = ("Optional", "Awaitable", "Task", "ValueTask", "Promise", "Iterator",
@@ -160,7 +162,8 @@ SCOPING = {
 }
 for _lang in ("c", "cpp"):
     SCOPING[_lang] = Scoping(constructor="<type>", identity="namespace", members_in_scope=True,
-                             linkage=True, returns=cfamily_returns)
+                             linkage=True, returns=cfamily_returns,
+                             headers=(".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tcc"))
 MODULE_SUFFIXES = {
     "dotted": ((".py", ".pyi"), ("/__init__.py", "/__init__.pyi")),
     "crates": ((".rs",), ("/mod.rs",)),

@@ -19,14 +19,19 @@ where clang binds nothing (a call a template's parameter makes). A decl outside 
 Each file is parsed as clang_oracle.py parses it (gnu17 or gnu++20, every folder that holds
 a header and the folders above it up to the root on the include path).
 """
+import importlib.util
 import json
 import os
 import sys
 
 import clang.cindex as ci
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clang_oracle import HEADERS, resource_dir  # noqa: E402
+# clang_oracle.py beside this file, loaded by its path (no sys.path edit)
+_spec = importlib.util.spec_from_file_location(
+    "clang_oracle", os.path.join(os.path.dirname(os.path.abspath(__file__)), "clang_oracle.py"))
+clang_oracle = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(clang_oracle)
+HEADERS, resource_dir = clang_oracle.HEADERS, clang_oracle.resource_dir
 
 K = ci.CursorKind
 FUNCTIONS = {K.FUNCTION_DECL, K.CXX_METHOD, K.CONSTRUCTOR, K.DESTRUCTOR,
