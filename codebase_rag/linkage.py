@@ -28,9 +28,16 @@ class Linkage:
 
     def linked(self, name, kind, qualifier, ctx):
         """The Resolution of a use of C or C++."""
-        ctx = self.spaced_ctx(ctx)
+        ctx = self.fixture_ctx(self.spaced_ctx(ctx))
         if qualifier == "?":
             return UNKNOWN
+        if qualifier == "::":         # `::f()`: the global namespace's alone
+            found = self.functions_in(name, ctx, scope="") if kind == "call" else []
+            if found:
+                return self.one_file(found)
+            types = [t for t in self.ix.types_named(name) if t.chain == name and not t.namespace]
+            return (self.constructed(types) if kind in ("call", "new") else
+                    verdict([self.ix.type_def(t) for t in types])) if types else EXTERNAL
         if kind == "new":
             return self.constructed(self.type_named(
                 qualifier.split(".") + [name] if qualifier else [name], ctx))
@@ -50,7 +57,7 @@ class Linkage:
 
     def resolve_receiver(self, name, kind, qualifier, ctx):
         """A member of the type a receiver denotes (resolve.py's rule for a receiver)."""
-        receiver = self.receiver(qualifier, ctx)
+        receiver = self.scoped_receiver(qualifier, ctx)
         if receiver in ("unknown", "external"):
             return UNKNOWN if receiver == "unknown" else EXTERNAL
         kind_of, value = receiver
@@ -64,6 +71,23 @@ class Linkage:
             return self.constructed(nested) if kind == "call" else verdict(
                 [self.ix.type_def(t) for t in nested])
         return EXTERNAL
+
+    def scoped_receiver(self, qualifier, ctx):
+        """resolve.py's receiver(), but a call after a scope or a field (`ns::make()`,
+        `Type::instance()`, `field_.get()`) is resolved as this language finds a call (a
+        namespace's function too), and the rest read from what it returns."""
+        parts = qualifier.split(".")
+        at = next((i for i, p in enumerate(parts) if p.endswith("()")), 0)
+        head = parts[0]
+        if at == 0 or head in ("this", "base") or head.startswith("="):
+            return self.receiver(qualifier, ctx)
+        current = self.returned(self.linked(parts[at][:-2], "call", ".".join(parts[:at]), ctx),
+                                0)
+        for part in parts[at + 1:]:
+            if isinstance(current, str):
+                break
+            current = self.member_value(current, part, ctx)
+        return current
 
     def linked_unqualified(self, name, kind, ctx):
         if ctx.chain:                 # the classes around the caller, the innermost first
@@ -101,8 +125,8 @@ class Linkage:
         own = [d for d in defs if d.file == ctx.file]
         if own:
             return own
-        defs = [d for d in defs if d.file.endswith(scoping(d.language).headers) or
-                not _STATIC.search(d.signature.partition("(")[0])]
+        defs = [d for d in defs if (d.file.endswith(scoping(d.language).headers) or
+                not _STATIC.search(d.signature.partition("(")[0])) and not self.internal(d)]
         if scope is None and len({d.namespace for d in defs}) > 1:
             near = [d for d in defs if d.namespace and (
                 ctx.namespace == d.namespace or ctx.namespace.startswith(d.namespace + "."))]
@@ -110,6 +134,20 @@ class Linkage:
                 longest = max(len(d.namespace) for d in near)
                 defs = [d for d in near if len(d.namespace) == longest]
         return defs
+
+    def fixture_ctx(self, ctx):
+        """ctx of a function a fixture macro defines (`TEST_F(EmitterTest, Name) {...}`, a
+        method of a class derived from EmitterTest: uses/cfamily.py's decl "fixture") read
+        as the fixture's own method: its members, fields and `this` are the fixture's."""
+        if ctx.chain:
+            return ctx
+        for kind, _, _, target, line, end in self.ix.decls(ctx.file):
+            if kind == "fixture" and (line, end) == tuple(ctx.lines):
+                types = self.type_named(target.split("."), ctx)
+                if isinstance(types, list) and len(types) == 1:
+                    return replace(ctx, namespace=types[0].namespace, chain=types[0].chain)
+                return ctx
+        return ctx
 
     def spaced_ctx(self, ctx):
         """ctx with the namespaces a method's own name gives (`void ns::Foo::bar() {}`
@@ -146,9 +184,23 @@ class Linkage:
             return None
         return f"{d.namespace}.{chain}" if d.namespace else chain
 
+    def internal(self, d):
+        """Whether d is in an anonymous namespace (`namespace {`): seen in its file alone."""
+        return any(kind == "internal" and line <= d.start_line <= end
+                   for kind, _, _, _, line, end in self.ix.decls(d.file))
+
     def one_file(self, defs):
         """Functions of one file (its overloads) are one callee; of several files, none is
-        picked: ambiguous."""
-        if len({d.file for d in defs}) > 1:
-            return Resolution("ambiguous", list(dict.fromkeys(defs)))
+        picked: ambiguous; but C++'s functions of one name in one namespace are one overload
+        set wherever they are written (`testing::Ne(x)` in one header, `testing::Ne()` in
+        another), save in the global namespace, where two sources' definitions of a name
+        are two programs' (each test's helper): several sources there stay ambiguous."""
+        files = {d.file for d in defs}
+        if len(files) > 1:
+            headers = scoping(defs[0].language).headers
+            one_set = all(scoping(d.language).overloads for d in defs) and \
+                len({(d.namespace, d.cls) for d in defs}) == 1 and (
+                    defs[0].namespace or sum(not f.endswith(headers) for f in files) <= 1)
+            if not one_set:
+                return Resolution("ambiguous", list(dict.fromkeys(defs)))
         return verdict(defs)

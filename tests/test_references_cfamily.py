@@ -37,6 +37,7 @@ def test_cpp_uses_their_receivers_scopes_and_declarations():
         (5, "call", "helper", "go", "bar"),
         (5, "call", "a.b.c", "deep", "bar"),        # the whole scope, nested to the right
         (5, "call", "Foo", "stat", "bar"),
+        (10, "new", "", "Foo", "stat"),              # Foo f(1): a construction
         (11, "new", "", "Foo", "stat"), (12, "call", "", "Foo", "stat"),
         (13, "call", "", "make", "stat"),
         (15, "call", "=Foo", "bar", "stat"),         # Foo f(1); Foo *g = new Foo(2)

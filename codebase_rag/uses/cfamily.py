@@ -15,6 +15,7 @@ C calls a function by its name alone (c.scm): a call through a field or a pointe
 function pointer's, never a function of the tree.
 """
 from . import syntax
+from .scoping import scoping
 from .syntax import MAX_CHAIN, Forms, _Reader
 
 MATCH_LIMIT = 512             # matches in progress at once (matches())
@@ -44,7 +45,8 @@ def extract(text, chunks, language):
     tree, data = chunks.parsed
     query = syntax.query(FORMS[language], tree.language)
     return _CReader(data, chunks, FORMS[language], text.count("\n") + 1).read(
-        match for root in query_roots(tree.root_node) for match in matches(query, root))
+        (match for root in query_roots(tree.root_node) for match in matches(query, root)),
+        scoping(language))
 
 
 def matches(query, node):
@@ -98,13 +100,23 @@ class _CReader(_Reader):
     """The driver's reader, never asking a node for its parent (tree-sitter finds a parent
     by walking down from the root: a cost in the tree's depth, per question)."""
 
-    def read(self, matches):
-        """The driver's run, on the matches this language's own captures are taken from."""
+    def read(self, matches, scope):
+        """The driver's run, on the matches this language's own captures are taken from
+        (scope: the language's Scoping row, for its pointers, makers and fixtures)."""
         kept, namespaces, usings, spaced, base_classes = [], [], [], set(), []
-        self.extra_decls, self.scopes_read = [], {}
+        self.extra_decls, self.scopes_read, self.aliases = [], {}, []
+        self.pointers, self.makers = frozenset(scope.pointers), frozenset(scope.makers)
+        self.smart, self.dot_calls = {}, set()
         for pattern, caps in matches:
             if "namespace" in caps:
                 namespaces.append(caps)
+            elif "namespace.internal" in caps:    # `namespace {`: its file's alone
+                node = caps["namespace.internal"][0]
+                self.extra_decls.append(("internal", "", "", "", node.start_point[0] + 1,
+                                         node.end_point[0] + 1))
+            elif "alias" in caps:       # a type (its decl as a class's), its base after
+                self.aliases.append(caps)
+                kept.append((pattern, {"class": caps["alias"], "class.name": caps["alias.name"]}))
             elif "include.path" in caps:
                 node = caps["include.path"][0]
                 self.extra_decls.append(("include", "", "", self.text(node).strip('"<>'),
@@ -120,11 +132,17 @@ class _CReader(_Reader):
                 base_classes.append(caps)
             elif "call.scoped" in caps or "type.scoped" in caps or "new.scoped" in caps:
                 kind = next(k for k in caps if k.endswith(".scoped")).partition(".")[0]
-                found = self.scoped(caps[f"{kind}.scoped"][0])
+                node = caps[f"{kind}.scoped"][0]
+                found = self.scoped(node)
+                if found is not None and found[1] is None:  # `::f()`: the global namespace's
+                    self.scopes_read[node.start_byte, node.end_byte] = "::"
+                    found = (found[0], node)
                 if found is not None:
-                    kept.append((pattern, {f"{kind}.name": [found[0]]} if found[1] is None else
-                                 {f"{kind}.name": [found[0]], f"{kind}.receiver": [found[1]]}))
+                    kept.append((pattern, {f"{kind}.name": [found[0]],
+                                           f"{kind}.receiver": [found[1]]}))
             else:
+                if "call.op" in caps and self.text(caps["call.op"][0]) == ".":
+                    self.dot_calls.add(caps["call.name"][0].start_byte)
                 kept.append((pattern, caps))
         for node in usings:             # `using a::B;` (not `using namespace a::b;`)
             names = self.scope_names(node)
@@ -134,16 +152,38 @@ class _CReader(_Reader):
         self.namespace_spans = self.spans(namespaces)
         self.base_classes = base_classes
         uses, decls = self.run(kept)
-        return uses, decls + self.extra_decls
+        return uses, decls + self.extra_decls + self.fixtures(scope.fixtures)
+
+    def fixtures(self, macros):
+        """("fixture", "", "", its class, first line, last line) of each function a fixture
+        macro defines (`TEST_F(EmitterTest, Name) {...}`: a method of a class derived from
+        EmitterTest, named by the macro's first argument)."""
+        out = []
+        for c in self.chunks:
+            if c.kind == "function" and c.member in macros:
+                name = c.signature.partition("(")[2].partition(",")[0].strip().replace("::", ".")
+                if name and not name[0].isdigit() and \
+                        name.replace(".", "").replace("_", "").isalnum():
+                    out.append(("fixture", "", "", name, c.start_line, c.end_line))
+        return out
 
     def add(self, name_node, kind, receiver, drop_unknown=False):
         """The driver's, but a call of a name the member holds (a lambda in a local, a
-        function pointer parameter) is a call of that value: of unknown type."""
+        function pointer parameter) is a call of that value: of unknown type; and `p.f()`
+        on a local smart pointer (`std::shared_ptr<T> p`) is the pointer's own method."""
         if kind == "call" and not receiver and self.text(name_node) in \
                 self.scopes.get(self.chunk_of(name_node), {}):
             self.uses.add(self.chunk_of(name_node), name_node.start_point[0] + 1,
                           self.text(name_node), kind, "?")
             return
+        if receiver and name_node.start_byte in self.dot_calls and \
+                receiver[0].type in self.forms.identifiers:
+            chunk = self.chunk_of(name_node)
+            own = self.smart.get((chunk, self.text(receiver[0])))
+            if own is not None:
+                self.uses.add(chunk, name_node.start_point[0] + 1, self.text(name_node), kind,
+                              own)
+                return
         super().add(name_node, kind, receiver, drop_unknown)
 
     def scoped(self, node):
@@ -165,7 +205,7 @@ class _CReader(_Reader):
         if name.type in ("template_function", "template_type"):
             name = name.child_by_field_name("name")
         scope = node.child_by_field_name("scope")
-        if name is None or name.type not in ("identifier", "type_identifier"):
+        if name is None or name.type not in ("identifier", "type_identifier", "field_identifier"):
             return None
         if scope is not None:
             names = outer + self.scope_names(scope)
@@ -204,12 +244,78 @@ class _CReader(_Reader):
 
     # -- a receiver
     def qualifier(self, node, chunk):
-        """A scope (`a::b::` before a name) as its names, read where it was captured;
-        anything else as the driver reads it."""
+        """A scope (`a::b::` before a name) as its names, read where it was captured, "::"
+        for the global one; what a maker makes (`std::make_shared<T>(x)`: "=T"); anything
+        else as the driver reads it."""
         if node is None:
             return "?"
         scope = self.scopes_read.get((node.start_byte, node.end_byte))
-        return scope if scope is not None else super().qualifier(node, chunk)
+        if scope is not None:
+            return scope
+        if node.type == "call_expression":
+            made = self.made(node) if self.makers else None
+            if made:
+                return made
+            function = node.child_by_field_name("function")
+            if function is not None and function.type == "qualified_identifier":
+                names = self.scope_names(function)      # `a::b::f()`: what f returns
+                return ".".join(names) + "()" if 1 < len(names) <= MAX_CHAIN else "?"
+        return super().qualifier(node, chunk)
+
+    def made(self, call):
+        """"=T" of a maker's call (`std::make_unique<a::T>(x)`: "=a:T"), else None."""
+        node = call.child_by_field_name("function")
+        for _ in range(MAX_CHAIN):
+            if node is None or node.type != "qualified_identifier":
+                break
+            node = node.child_by_field_name("name")
+        if node is None or node.type != "template_function":
+            return None
+        name = node.child_by_field_name("name")
+        if name is None or self.text(name) not in self.makers:
+            return None
+        made = self.type_of(self.first_argument(node))
+        return "=" + made.replace(".", ":") if made else None
+
+    def first_argument(self, node):
+        """The type node of a template's first argument (`X<T, U>`: T), else None."""
+        args = node.child_by_field_name("arguments")
+        first = args.named_children[0] if args is not None and args.named_child_count else None
+        return first.child_by_field_name("type") if first is not None and \
+            first.type == "type_descriptor" else None
+
+    def pointee(self, node):
+        """T of a pointer template's type (`std::shared_ptr<T>`, `unique_ptr<T, D>`), else
+        None."""
+        for _ in range(MAX_CHAIN):
+            if node is None or node.type != "qualified_identifier":
+                break
+            node = node.child_by_field_name("name")
+        if node is None or node.type != "template_type":
+            return None
+        name = node.child_by_field_name("name")
+        return self.first_argument(node) if name is not None and \
+            self.text(name) in self.pointers else None
+
+    def type_of(self, node):
+        """The driver's, a pointer template read through (`std::unique_ptr<Foo>`: Foo)."""
+        if node is None:
+            return None
+        for _ in range(MAX_CHAIN):
+            inner = self.pointee(node)
+            if inner is None:
+                break
+            node = inner
+        return super().type_of(node)
+
+    def form_of(self, caps, role, chunk):
+        """The driver's; a local smart pointer's own type is kept apart (add())."""
+        if role == "local" and "local.type" in caps and "local.name" in caps and \
+                self.pointee(caps["local.type"][0]) is not None:
+            own = self.dotted(caps["local.type"][0])
+            self.smart[chunk, self.text(caps["local.name"][0])] = \
+                "=" + own.replace(".", ":") if own else "?"
+        return super().form_of(caps, role, chunk)
 
     def dotted(self, node):
         """`a.b.C` of a name, a scoped name or a template's (`a::B<T>`: a.B), else None."""
@@ -274,7 +380,25 @@ class _CReader(_Reader):
         return stack[-1][2] if stack else ""
 
     def read_bases(self, bases):
-        """The driver's, with the class captured beside its base (no walk up the tree)."""
+        """The driver's, with the class captured beside its base (no walk up the tree); an
+        alias's one base is the type it names (a pointer template read through)."""
+        named = {}
+        for caps in self.aliases:
+            node, target = caps["alias"][0], caps["alias.type"][0]
+            if node.start_byte not in self.chains:
+                continue
+            if target.type in DEFINED:          # `typedef struct foo foo_t;`
+                target = target.child_by_field_name("name")
+            elif target.type not in ("type_identifier", "qualified_identifier",
+                                     "template_type"):
+                continue                        # `typedef int n;`, a function pointer's
+            dotted = self.type_of(target)
+            if dotted:
+                named.setdefault(self.chains[node.start_byte][0], []).append(
+                    (dotted, node.start_point[0] + 1))
+        for chain, targets in named.items():    # two: `#ifdef X using T = A; #else using
+            if len({dotted for dotted, _ in targets}) == 1:    # T = B;`, the build's choice
+                self.decls += [("base", chain, dotted, "", line, None) for dotted, line in targets]
         for caps in self.base_classes:
             klass = caps["base.class"][0]
             if klass.start_byte not in self.chains:

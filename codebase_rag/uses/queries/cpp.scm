@@ -6,9 +6,9 @@
 ; a::b::f<T>()) is read in cfamily.py: its innermost scope's name is the callee
 (call_expression function: (identifier) @call.name)
 (call_expression function: (template_function name: (identifier) @call.name))
-(call_expression function: (field_expression argument: (_) @call.receiver
+(call_expression function: (field_expression argument: (_) @call.receiver operator: _ @call.op
                                               field: (field_identifier) @call.name))
-(call_expression function: (field_expression argument: (_) @call.receiver
+(call_expression function: (field_expression argument: (_) @call.receiver operator: _ @call.op
                              field: (template_method name: (field_identifier) @call.name)))
 (call_expression function: (qualified_identifier) @call.scoped)
 
@@ -16,6 +16,22 @@
 (new_expression type: (type_identifier) @new.name)
 (new_expression type: (template_type name: (type_identifier) @new.name))
 (new_expression type: (qualified_identifier) @new.scoped)
+
+; constructions written as a type and its arguments: `T{x}`, `ns::T<U>{x}`, a declaration
+; `T x(1);` or `T x{1};`, a base's or a delegated constructor in a member initializer list
+; `: Base(x)` (a field's `: f_(x)` is read too: no type of that name, nothing found)
+(compound_literal_expression type: (type_identifier) @new.name)
+(compound_literal_expression type: (template_type name: (type_identifier) @new.name))
+(compound_literal_expression type: (qualified_identifier) @new.scoped)
+(declaration type: (type_identifier) @new.name
+  declarator: (init_declarator value: [(argument_list) (initializer_list)]))
+(declaration type: (template_type name: (type_identifier) @new.name)
+  declarator: (init_declarator value: [(argument_list) (initializer_list)]))
+(declaration type: (qualified_identifier) @new.scoped
+  declarator: (init_declarator value: [(argument_list) (initializer_list)]))
+(field_initializer (field_identifier) @new.name)
+(field_initializer (template_method name: (field_identifier) @new.name))
+(field_initializer (qualified_identifier) @new.scoped)
 
 ; member references that are not calls
 (field_expression argument: (_) @ref.receiver field: (field_identifier) @ref.name)
@@ -95,6 +111,11 @@
 
 ; namespaces (their names: `namespace a::b {`), using namespace, using a::B, #include
 (namespace_definition name: (_) @namespace.name body: (_)) @namespace
+; an anonymous namespace: what it holds is its file's alone, as a `static` function is
+(namespace_definition !name body: (_)) @namespace.internal
+; aliases, `using X = T;` and `typedef T X;`: a type whose one base is T (its members are T's)
+(alias_declaration name: (type_identifier) @alias.name type: (type_descriptor type: (_) @alias.type)) @alias
+(type_definition type: (_) @alias.type declarator: (type_identifier) @alias.name) @alias
 (using_declaration "namespace" (_) @using.namespace)
 (using_declaration (qualified_identifier) @using.name)
 (preproc_include path: (string_literal) @include.path)
