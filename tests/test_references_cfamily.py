@@ -4,6 +4,7 @@ finds its function across files (linkage.py): the own file first, a `static` fun
 in its file alone, two files' definitions ambiguous and listed, a class's members, a
 namespace's functions. libclang's binding of the fixture trees is in test_references.py
 (test_call_edges_agree_with_the_languages_own_resolver)."""
+from codebase_rag.references import ask
 from test_references import callees, callers, tree_of, uses_of
 
 
@@ -176,3 +177,119 @@ def test_cpp_a_function_defined_outside_its_namespaces_braces(tmp_path, word_emb
             """}, word_embedder)
     assert callees(store, "main") == {("app.run", 2, "resolved"), ("app.Runner.go", 2, "resolved")}
     assert callees(store, "app.Runner.go") == {("app.Runner.stop", 3, "resolved")}
+
+
+# C++ as libraries write it (yaml-cpp's, spdlog's and the fmt it bundles): namespaces a macro
+# opens, aliases chosen by the preprocessor, googletest's fixtures, smart pointers, a
+# namespace's overloads in two headers, an anonymous namespace, `::f()`, constructions
+CPP_LIBRARY = {
+    "lib/base.h": """\
+        #define LIB_BEGIN namespace lib { \\
+          inline namespace v1 {
+        #define LIB_END } }
+        """,
+    "lib/buffer.h": """\
+        #include "base.h"
+        LIB_BEGIN
+        class buffer {
+         public:
+          void push_back(char c) {}
+        };
+        template <typename T> class memory_buffer : public buffer {};
+        class null_atomic {
+         public:
+          int load() const { return 0; }
+        };
+        LIB_END
+        """,
+    "lib/match_a.h": "namespace lib { inline int Ne(int x) { return x; } }\n",
+    "lib/match_b.h": "namespace lib { inline int Ne() { return 0; } }\n",
+    "app/common.h": """\
+        #include "lib/buffer.h"
+        namespace app {
+        #ifdef APP_USE_STD
+        using buf_t = std::string;
+        #else
+        using buf_t = lib::memory_buffer<char>;
+        #endif
+        #if defined(APP_NO_ATOMIC)
+        using level_t = lib::null_atomic;
+        #else
+        using level_t = std::atomic<int>;
+        #endif
+        class Logger {
+         public:
+          Logger(const char *name) {}
+          void info(const char *m) {}
+          void reset() {}
+          static Logger &instance() { static Logger l("x"); return l; }
+        };
+        class Sink : public Logger {
+         public:
+          Sink() : Logger("sink") {}
+        };
+        int getenv(const char *k);
+        }
+        """,
+    "app/log.cpp": """\
+        #include "common.h"
+        namespace app {
+        namespace { int helper() { return 1; } }
+        void log(buf_t &out, level_t &level) {
+          out.push_back('x');
+          level.load();
+          std::shared_ptr<Logger> l = std::make_shared<Logger>("a");
+          l->info("m");
+          l.reset();
+          auto u = std::make_unique<Logger>("b");
+          u->info("n");
+          Logger named("c");
+          Logger::instance().info("d");
+          ::getenv("HOME");
+          helper();
+          lib::Ne(1) + lib::Ne();
+        }
+        }
+        """,
+    "app/other.cpp": """\
+        #include "common.h"
+        namespace app { namespace { int helper() { return 2; } } }
+        """,
+    "app/third.cpp": "#include \"common.h\"\nnamespace app { int run() { return helper(); } }\n",
+    "test/handler_test.h": """\
+        class HandlerTest {
+         protected:
+          void Parse(const char *s) {}
+        };
+        typedef HandlerTest GenEmitterTest;
+        """,
+    "test/gen_test.cpp": """\
+        #include "handler_test.h"
+        TEST_F(GenEmitterTest, emits) {
+          Parse("a");
+          this->Parse("b");
+        }
+        """,
+}
+
+
+def test_cpp_as_libraries_write_it(tmp_path, word_embedder):
+    store = tree_of(tmp_path, CPP_LIBRARY, word_embedder)
+    assert callees(store, "app.log") == {
+        ("buffer.push_back", 5, "resolved"),   # buf_t: lib::memory_buffer<char> (no APP_USE_STD),
+                                               # lib: the namespace LIB_BEGIN opened; its base
+        ("Logger.info", 8, "resolved"),        # shared_ptr<Logger> l; l->info()
+        ("Logger.info", 11, "resolved"),       # auto u = make_unique<Logger>(...)
+        ("Logger.Logger", 12, "resolved"),     # Logger named("c"): a construction
+        ("Logger.instance", 13, "resolved"), ("Logger.info", 13, "resolved"),
+        ("helper", 15, "resolved"),            # its own file's anonymous namespace
+        ("Ne", 16, "resolved")}                # two headers' overloads of lib::Ne: one set
+    assert {e.member.file for e in ask(store, "callees", "app.log").entries
+            if e.member.member == "Ne"} == {"lib/match_a.h", "lib/match_b.h"}
+    # level_t is std::atomic<int> unless APP_NO_ATOMIC: load() is no null_atomic's; l.reset()
+    # is the shared_ptr's own; ::getenv is the global one, not app::getenv
+    assert not {c for c in callees(store, "app.log") if c[1] in (6, 9, 14)}
+    assert {(c[0], c[1]) for c in callers(store, "Logger")} >= {("Sink.Sink", 22)}
+    assert callees(store, "app.run") == set()   # two files' anonymous helpers: neither seen
+    assert callees(store, "TEST_F") == {("HandlerTest.Parse", 3, "resolved"),
+                                        ("HandlerTest.Parse", 4, "resolved")}

@@ -44,9 +44,62 @@ def extract(text, chunks, language):
     import tree_sitter
     tree, data = chunks.parsed
     query = syntax.query(FORMS[language], tree.language)
-    return _CReader(data, chunks, FORMS[language], text.count("\n") + 1).read(
+    reader = _CReader(data, chunks, FORMS[language], text.count("\n") + 1)
+    uses, decls = reader.read(
         (match for root in query_roots(tree.root_node) for match in matches(query, root)),
         scoping(language))
+    return uses, decls + (macro_lines(text) if scoping(language).namespace_macros else [])
+
+
+def compiled_by_default(directive, branch):
+    """Whether branch (a child of an #if's or #ifdef's block, or of its #else) is compiled
+    when no macro is defined: `#ifdef X` no, its #else yes; `#ifndef X`, `#if !defined(X)`
+    yes; None when the condition says more (`#if X > 2`)."""
+    alternative = directive.child_by_field_name("alternative")
+    in_else = alternative is not None and branch.start_byte >= alternative.start_byte
+    kind = directive.child(0).type if directive.child_count else ""
+    if kind in ("#ifdef", "#ifndef"):
+        return in_else == (kind == "#ifdef")
+    condition = directive.child_by_field_name("condition")
+    if condition is not None and condition.type == "preproc_defined":
+        return in_else
+    if condition is not None and condition.type == "unary_expression" and \
+            condition.child_count == 2 and condition.child(0).type == "!" and \
+            condition.child(1).type == "preproc_defined":
+        return not in_else
+    return None
+
+
+def macro_lines(text):
+    """("macro", "", NAME, "", line, None) of each line that is a macro's name alone (capitals,
+    digits and _; a `//` comment after it): what may open a namespace (fmt's
+    `FMT_BEGIN_NAMESPACE`), which the chunker read as blanks."""
+    out = []
+    for number, line in enumerate(text.split("\n"), 1):
+        word = line.partition("//")[0].strip()
+        if word and not word[0].isdigit() and word.replace("_", "").isalnum() and \
+                word.upper() == word and any(c.isalpha() for c in word):
+            out.append(("macro", "", word, "", number, None))
+    return out
+
+
+def namespace_macro(value):
+    """"open:a.b:N" for a macro's text that opens N namespaces (`namespace a {`, `namespace a
+    { inline namespace v9 {`: the inline one's name is left out, its names are seen
+    without it), "close:N" for one of N `}` alone, else None."""
+    words = value.replace("\\\n", " ").replace("{", " { ").replace("}", " } ").split()[:64]
+    if words and all(w == "}" for w in words):
+        return f"close:{len(words)}"
+    names, braces, at = [], 0, 0
+    while at < len(words):
+        inline = words[at] == "inline"
+        at += inline
+        if words[at:at + 1] != ["namespace"] or at + 2 >= len(words) or words[at + 2] != "{":
+            return None
+        if not inline:
+            names += [n for n in words[at + 1].split("::") if n]
+        braces, at = braces + 1, at + 3
+    return f"open:{'.'.join(names)}:{braces}" if braces else None
 
 
 def matches(query, node):
@@ -106,7 +159,7 @@ class _CReader(_Reader):
         kept, namespaces, usings, spaced, base_classes = [], [], [], set(), []
         self.extra_decls, self.scopes_read, self.aliases = [], {}, []
         self.pointers, self.makers = frozenset(scope.pointers), frozenset(scope.makers)
-        self.smart, self.dot_calls = {}, set()
+        self.smart, self.dot_calls, self.branches = {}, set(), {}
         for pattern, caps in matches:
             if "namespace" in caps:
                 namespaces.append(caps)
@@ -114,6 +167,15 @@ class _CReader(_Reader):
                 node = caps["namespace.internal"][0]
                 self.extra_decls.append(("internal", "", "", "", node.start_point[0] + 1,
                                          node.end_point[0] + 1))
+            elif "preproc.branch" in caps:
+                self.branches[caps["preproc.branch"][0].start_byte] = \
+                    compiled_by_default(caps["preproc"][0], caps["preproc.branch"][0])
+            elif "macro.name" in caps:
+                found = namespace_macro(self.text(caps["macro.value"][0]))
+                if found:
+                    node = caps["macro.name"][0]
+                    self.extra_decls.append(("nsmacro", "", self.text(node), found,
+                                             node.start_point[0] + 1, None))
             elif "alias" in caps:       # a type (its decl as a class's), its base after
                 self.aliases.append(caps)
                 kept.append((pattern, {"class": caps["alias"], "class.name": caps["alias.name"]}))
@@ -395,10 +457,13 @@ class _CReader(_Reader):
             dotted = self.type_of(target)
             if dotted:
                 named.setdefault(self.chains[node.start_byte][0], []).append(
-                    (dotted, node.start_point[0] + 1))
+                    (dotted, node.start_point[0] + 1, self.branches.get(node.start_byte)))
         for chain, targets in named.items():    # two: `#ifdef X using T = A; #else using
-            if len({dotted for dotted, _ in targets}) == 1:    # T = B;`, the build's choice
-                self.decls += [("base", chain, dotted, "", line, None) for dotted, line in targets]
+            if len({dotted for dotted, _, _ in targets}) > 1:       # T = B;`: the one a
+                targets = [t for t in targets if t[2]]      # build that defines nothing takes
+            if len({dotted for dotted, _, _ in targets}) == 1:
+                self.decls += [("base", chain, dotted, "", line, None)
+                               for dotted, line, _ in targets]
         for caps in self.base_classes:
             klass = caps["base.class"][0]
             if klass.start_byte not in self.chains:

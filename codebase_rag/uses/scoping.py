@@ -35,6 +35,9 @@ class Scoping:
                                   # first argument (googletest's `TEST_F(Fixture, Name) {...}`)
     pointers: tuple = ()          # templates whose `->` is their first argument's (C++'s
                                   # `std::shared_ptr<T>`): a value of one is read as a T
+    namespace_macros: bool = False    # a macro alone on its line may open a namespace (decls
+                                      # "nsmacro", "macro": definitions.py's macro_space; C's
+                                      # too: a .h is either, its extension says C)
     makers: tuple = ()            # function templates that make a pointer of their first
                                   # argument (`std::make_shared<T>(...)`)
 
@@ -184,7 +187,7 @@ SCOPING = {
                           member_chains=("{}.prototype",)),
 }
 SCOPING["c"] = Scoping(constructor="<type>", identity="namespace", members_in_scope=True,
-                       linkage=True, returns=cfamily_returns,
+                       linkage=True, returns=cfamily_returns, namespace_macros=True,
                        headers=(".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tcc"))
 SCOPING["cpp"] = replace(
     SCOPING["c"], overloads=True,

@@ -39,3 +39,5 @@
                                     (pointer_declarator declarator: (identifier) @local.name)))
   (init_declarator declarator: (function_declarator declarator: (parenthesized_declarator
                                     (pointer_declarator declarator: (identifier) @local.name))))])
+; a macro that opens or closes C++ namespaces, in a header read as C (one of `#define`s alone)
+(preproc_def name: (identifier) @macro.name value: (preproc_arg) @macro.value)

@@ -116,6 +116,15 @@
 ; aliases, `using X = T;` and `typedef T X;`: a type whose one base is T (its members are T's)
 (alias_declaration name: (type_identifier) @alias.name type: (type_descriptor type: (_) @alias.type)) @alias
 (type_definition type: (_) @alias.type declarator: (type_identifier) @alias.name) @alias
+; an alias in a branch of the preprocessor, with the directive around it: of two alternatives
+; (`#ifdef X using T = A; #else using T = B; #endif`), the one compiled when the macros tested
+; are not defined is kept (cfamily.py), as a build that sets none compiles it
+(preproc_ifdef [(alias_declaration) (type_definition)] @preproc.branch) @preproc
+(preproc_ifdef alternative: (preproc_else [(alias_declaration) (type_definition)] @preproc.branch))
+  @preproc
+(preproc_if [(alias_declaration) (type_definition)] @preproc.branch) @preproc
+(preproc_if alternative: (preproc_else [(alias_declaration) (type_definition)] @preproc.branch))
+  @preproc
 (using_declaration "namespace" (_) @using.namespace)
 (using_declaration (qualified_identifier) @using.name)
 (preproc_include path: (string_literal) @include.path)
@@ -128,3 +137,6 @@
                                     (pointer_declarator declarator: (identifier) @local.name))))
 (declaration declarator: (init_declarator declarator: (function_declarator
   declarator: (parenthesized_declarator (pointer_declarator declarator: (identifier) @local.name)))))
+; a macro that opens or closes namespaces (fmt's `#define FMT_BEGIN_NAMESPACE namespace fmt {`):
+; the chunker read the lines that use it as blanks; resolution puts what they hold back in it
+(preproc_def name: (identifier) @macro.name value: (preproc_arg) @macro.value)
