@@ -359,6 +359,18 @@ texts = {
     "parens.cpp": "void f() {\\n" + "(\\n" * (n // 2) + "}",
     "parens.c": "void f() { " + "(" * n + " }",
     "news.cpp": "void f() { " + "new a::B(" * (n // 9) + " }",
+    "ifdefs.cpp": "#ifdef A\\n" * (n // 18) + "using T = U;\\n" + "#endif\\n" * (n // 18),
+    "aliases.cpp": "#ifdef A\\nusing T = a::B<C>;\\n#else\\ntypedef D T;\\n#endif\\n" * (n // 55),
+    "macros.cpp": "BEGIN_NS\\n" * (n // 9),
+    "defines.cpp": "#define B namespace a { inline namespace b {\\n" * (n // 45),
+    "fixtures.cpp": "TEST_F(A, b) { c(); this->d(); }\\n" * (n // 35),
+    "inits.cpp": "A::A() : " + "b(1), " * (n // 6) + "c{} {}",
+    "pointers.cpp": "void f() { " + "std::shared_ptr<" * (n // 16) + "T" + ">" * (n // 16) +
+                    " p; p->g(); }",
+    "makers.cpp": "void f() { auto p = " + "std::make_unique<" * (n // 17) + "T" +
+                  ">" * (n // 17) + "(); p->g(); }",
+    "literals.cpp": "void f() { x = " + "T{" * (n // 2) + " }",
+    "receivers.cpp": "void f() { " + "a::b().c()." * (n // 11) + "d(); }",
 }
 texts.update({       # Java, Go, Rust: long chains, many scopes, classes, imports, nesting
     "calls.java": "class A { void f() { " + "a.b(x);\\n" * (n // 8) + " } }",
