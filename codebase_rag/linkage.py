@@ -28,8 +28,8 @@ class Linkage:
 
     def linked(self, name, kind, qualifier, ctx):
         """The Resolution of a use of C or C++."""
-        ctx = self.fixture_ctx(self.spaced_ctx(ctx))
-        if qualifier == "?":
+        ctx, blind = self.fixture_ctx(self.spaced_ctx(ctx))
+        if qualifier == "?" or blind and qualifier.split(".")[0] == "this":
             return UNKNOWN
         if qualifier == "::":         # `::f()`: the global namespace's alone
             found = self.functions_in(name, ctx, scope="") if kind == "call" else []
@@ -39,10 +39,11 @@ class Linkage:
             return (self.constructed(types) if kind in ("call", "new") else
                     verdict([self.ix.type_def(t) for t in types])) if types else EXTERNAL
         if kind == "new":
-            return self.constructed(self.type_named(
-                qualifier.split(".") + [name] if qualifier else [name], ctx))
+            types = self.type_named(qualifier.split(".") + [name] if qualifier else [name], ctx)
+            return self.constructed(self.own_types(types, ctx) if isinstance(types, list)
+                                    else types)
         if qualifier == "":
-            return self.linked_unqualified(name, kind, ctx)
+            return self.linked_unqualified(name, kind, ctx, blind)
         head = qualifier.split(".")[0]
         if head in ("this", "base") or head.startswith("=") or head.endswith("()"):
             return self.resolve_receiver(name, kind, qualifier, ctx)
@@ -89,24 +90,50 @@ class Linkage:
             current = self.member_value(current, part, ctx)
         return current
 
-    def linked_unqualified(self, name, kind, ctx):
+    def linked_unqualified(self, name, kind, ctx, blind=False):
+        """A name called alone (blind: in the body of a class the index does not hold, a
+        fixture a macro made: its own members may be any, so another source file's function
+        is never taken for the name)."""
         if ctx.chain:                 # the classes around the caller, the innermost first
             parts = ctx.chain.split(".")
             for n in range(len(parts), 0, -1):
                 here = self.type_of_chain(".".join(parts[:n]), ctx)
+                if here and name == parts[n - 1] and kind in ("call", "new"):
+                    return self.constructed(self.own_types(here, ctx))   # `Node(x)` in Node
                 if here:
                     found = self.lookup(here, name) or self.outside(here, name)
                     if found:
                         return verdict(found)
         if kind in ("call", "new"):
             found = self.functions_in(name, ctx)
+            seen = [d for d in found if d.file == ctx.file or
+                    d.file.endswith(scoping(d.language).headers)]
+            if blind and found and not seen:
+                return UNKNOWN
             if found:
-                return self.one_file(found)
+                return self.one_file(seen if blind else found)
         types = self.type_named([name], ctx)
         if isinstance(types, list) and types:
+            types = self.own_types(types, ctx)
             return self.constructed(types) if kind in ("call", "new") else verdict(
                 [self.ix.type_def(t) for t in types])
         return EXTERNAL
+
+    def own_types(self, types, ctx):
+        """types, each one that several files define (two tests' `class MockFoo`, one type
+        to the index: one namespace, one name) narrowed to the caller's own file's when it
+        is one of them: a class a source file defines is that file's."""
+        out = []
+        for t in types:
+            if len(t.files) > 1 and ctx.file in t.files:
+                outer = t.chain.rpartition(".")[0]
+                line = next(((start, end) for kind, scope, name, _, start, end in
+                             self.ix.decls(ctx.file)
+                             if kind == "type" and name == t.name and scope == outer), None)
+                if line:
+                    t = replace(t, files=(ctx.file,), line=line[0], end_line=line[1] or 0)
+            out.append(t)
+        return out
 
     def functions_in(self, name, ctx, scope=None):
         """The functions (no class's) named name a caller at ctx sees: its own file's,
@@ -138,16 +165,18 @@ class Linkage:
     def fixture_ctx(self, ctx):
         """ctx of a function a fixture macro defines (`TEST_F(EmitterTest, Name) {...}`, a
         method of a class derived from EmitterTest: uses/cfamily.py's decl "fixture") read
-        as the fixture's own method: its members, fields and `this` are the fixture's."""
+        as the fixture's own method: its members, fields and `this` are the fixture's; and
+        whether it is blind: a fixture the index does not hold (one a macro names)."""
         if ctx.chain:
-            return ctx
+            return ctx, False
         for kind, _, _, target, line, end in self.ix.decls(ctx.file):
             if kind == "fixture" and (line, end) == tuple(ctx.lines):
                 types = self.type_named(target.split("."), ctx)
                 if isinstance(types, list) and len(types) == 1:
-                    return replace(ctx, namespace=types[0].namespace, chain=types[0].chain)
-                return ctx
-        return ctx
+                    return replace(ctx, namespace=types[0].namespace, chain=types[0].chain), \
+                        False
+                return ctx, True
+        return ctx, False
 
     def spaced_ctx(self, ctx):
         """ctx with the namespaces a method's own name gives (`void ns::Foo::bar() {}`
