@@ -40,8 +40,7 @@ class Linkage:
                     verdict([self.ix.type_def(t) for t in types])) if types else EXTERNAL
         if kind == "new":
             types = self.type_named(qualifier.split(".") + [name] if qualifier else [name], ctx)
-            return self.constructed(self.own_types(types, ctx) if isinstance(types, list)
-                                    else types)
+            return self.construct(types, ctx)
         if qualifier == "":
             return self.linked_unqualified(name, kind, ctx, blind)
         head = qualifier.split(".")[0]
@@ -99,7 +98,7 @@ class Linkage:
             for n in range(len(parts), 0, -1):
                 here = self.type_of_chain(".".join(parts[:n]), ctx)
                 if here and name == parts[n - 1] and kind in ("call", "new"):
-                    return self.constructed(self.own_types(here, ctx))   # `Node(x)` in Node
+                    return self.construct(here, ctx)        # `Node(x)` in Node's own code
                 if here:
                     found = self.lookup(here, name) or self.outside(here, name)
                     if found:
@@ -114,10 +113,23 @@ class Linkage:
                 return self.one_file(seen if blind else found)
         types = self.type_named([name], ctx)
         if isinstance(types, list) and types:
-            types = self.own_types(types, ctx)
-            return self.constructed(types) if kind in ("call", "new") else verdict(
-                [self.ix.type_def(t) for t in types])
+            return self.construct(types, ctx) if kind in ("call", "new") else verdict(
+                [self.ix.type_def(t) for t in self.own_types(types, ctx)])
         return EXTERNAL
+
+    def construct(self, types, ctx):
+        """What constructing one of types calls (resolve.py's constructed()), a class of the
+        caller's own file (own_types()) by its own file's constructors alone."""
+        if not isinstance(types, list):
+            return self.constructed(types)
+        types = self.own_types(types, ctx)
+        made = self.constructed(types)
+        if any(t.files == (ctx.file,) for t in types) and made.targets:
+            own = [d for d in made.targets if d.file == ctx.file]
+            own = own or [d for d in map(self.ix.type_def, types) if d.file == ctx.file]
+            made = verdict(own or [t.as_def() for t in types])
+            made.types = tuple(types)
+        return made
 
     def own_types(self, types, ctx):
         """types, each one that several files define (two tests' `class MockFoo`, one type

@@ -293,3 +293,33 @@ def test_cpp_as_libraries_write_it(tmp_path, word_embedder):
     assert callees(store, "app.run") == set()   # two files' anonymous helpers: neither seen
     assert callees(store, "TEST_F") == {("HandlerTest.Parse", 3, "resolved"),
                                         ("HandlerTest.Parse", 4, "resolved")}
+
+
+def test_cpp_fixtures_made_by_macros_and_classes_of_one_file(tmp_path, word_embedder):
+    store = tree_of(tmp_path, {
+        "matchers_test.cc": """\
+            INSTANTIATE_MATCHER_TEST_P(AllOfTest)
+            TEST_P(AllOfTestP, Explains) {
+              GreaterThan(10);
+            }
+            """,
+        "unit_test.cc": "bool GreaterThan(int a) { return a > 0; }\n",
+        "a_test.cc": """\
+            class MockFoo { public: MockFoo() {} };
+            void a() { MockFoo *f = new MockFoo; }
+            """,
+        "b_test.cc": """\
+            class MockFoo { public: int x; };
+            void b() { MockFoo *f = new MockFoo; }
+            class Mark {
+             public:
+              Mark(int line) {}
+              static Mark null_mark() { return Mark(-1); }
+            };
+            """}, word_embedder)
+    # AllOfTestP's members are unknown here (a macro made it): another source file's
+    # GreaterThan is not taken for its own
+    assert callees(store, "TEST_P") == set()
+    assert {(c[0], c[1]) for c in callers(store, "a_test.cc:1")} == {("a", 2)}
+    assert {(c[0], c[1]) for c in callers(store, "b_test.cc:1")} == {("b", 2)}
+    assert callees(store, "Mark.null_mark") == {("Mark.Mark", 6, "resolved")}   # Mark(-1)
