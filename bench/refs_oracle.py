@@ -18,6 +18,7 @@ import argparse
 import ast
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -194,6 +195,43 @@ def typescript(tree, files, keys):
     return sites, truth
 
 
+def clang(lang):
+    """The oracle of C or C++: (sites, {site: key or "external"}) by clang's binding of each
+    call (tests/oracle/c/refs_oracle.py). A .h is the language its chunker read it as."""
+    def oracle(tree, files, keys):
+        from codebase_rag.languages import chunk_source
+        files = [f for f in files if not f.endswith(".h") or (chunk_source(
+            f, (tree / f).read_text(encoding="utf-8", errors="replace")).language or "c")
+            == lang]
+        # CLANG_ORACLE_KEEP=DIR: the oracle's answer for a tree is kept there and read again
+        # (clang parses every file with its headers: minutes on a C++ tree)
+        kept = os.environ.get("CLANG_ORACLE_KEEP")
+        kept = Path(kept) / f"{tree.name}.{lang}.jsonl" if kept else None
+        if kept is not None and kept.is_file():
+            out = kept.read_text()
+        else:
+            out = subprocess.run([sys.executable, str(ROOT / "tests" / "oracle" / "c" /
+                                                      "refs_oracle.py"), lang, "--root", str(tree)],
+                                 input="\n".join(files), text=True, capture_output=True,
+                                 check=True).stdout
+            if kept is not None:
+                kept.write_text(out)
+        sites, truth = [], {}
+        for line in out.splitlines():
+            r = json.loads(line)
+            site = (r["file"], r["line"], r["col"], r["name"])
+            sites.append(site)
+            d, key = r["decl"], "external" if r["decl"] else "unbound"
+            if d and d["kind"] == "class":
+                key = keys.of_place(d["file"], d["line"]) or "external"
+                key = key if key != "external" and key[0] == "type" else "external"
+            elif d and d["kind"] == "function":
+                key = keys.of_place(d["file"], d["line"], d["name"]) or "external"
+            truth[site] = key
+        return sites, truth
+    return oracle
+
+
 CALLABLE_DECLS = ("FunctionDeclaration", "MethodDeclaration", "Constructor", "GetAccessor",
                   "SetAccessor", "VariableDeclaration", "PropertyAssignment",
                   "PropertyDeclaration", "FunctionExpression", "ArrowFunction",
@@ -201,7 +239,8 @@ CALLABLE_DECLS = ("FunctionDeclaration", "MethodDeclaration", "Constructor", "Ge
                   "PropertyAccessExpression")
 ES_EXTS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 ORACLES = {"python": (python, (".py",)), "typescript": (typescript, ES_EXTS[:4]),
-           "javascript": (typescript, ES_EXTS[4:])}
+           "javascript": (typescript, ES_EXTS[4:]), "c": (clang("c"), (".c", ".h")),
+           "cpp": (clang("cpp"), (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx", ".h"))}
 # Java and Go: their own file, loaded by path (a test loads this file by path too)
 _jvm = importlib.util.spec_from_file_location("refs_oracle_jvm", HERE / "refs_oracle_jvm.py")
 refs_oracle_jvm = importlib.util.module_from_spec(_jvm)

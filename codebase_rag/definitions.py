@@ -3,6 +3,7 @@ or a type with no member of its own), or a type declared in a file (decls kind "
 uses/__init__.py), whose members are chunks. Each lookup is cached for the life of one
 question (or one MCP call): the database may change between two of those, not within.
 """
+import bisect
 import posixpath
 import re
 from dataclasses import dataclass, field, replace
@@ -74,6 +75,18 @@ class Resolution:
 EXTERNAL, UNKNOWN = Resolution("external"), Resolution("unknown")
 
 
+def verdict(found):
+    """A Resolution from the Defs a use may denote: one, or overloads of one type, is
+    resolved; more is ambiguous."""
+    found = list(dict.fromkeys(found))
+    if not found:
+        return EXTERNAL
+    owners = {(d.file if d.is_type else d.namespace, d.cls, d.member) for d in found}
+    if len(owners) == 1:
+        return Resolution("resolved", found)
+    return Resolution("ambiguous", found)
+
+
 @dataclass(frozen=True)
 class Ctx:
     """Where a name is read: its file and language, the namespace and type chain around it."""
@@ -96,6 +109,7 @@ class Index:
         self._files = None
         self._modules = {}
         self._global_usings, self._usings = None, {}
+        self._macro_spans, self._namespace_macros = {}, None
 
     def defs_named(self, name):
         """The chunks that declare name (not a callback named after the call it is passed
@@ -129,11 +143,67 @@ class Index:
         `package a.b;`, Go's folder: a `package` decl) has it as the namespace, which its
         chunks do not carry."""
         d = Def(*row)
+        if scoping(d.language).namespace_macros:
+            spaced = self.macro_space(d.file, d.start_line, d.namespace)
+            return d if spaced == d.namespace else replace(d, namespace=spaced)
         if not d.namespace and scoping(d.language).package:
             package = self.package_of(d.file)
             if package:
                 return replace(d, namespace=package)
         return d
+
+    def macro_space(self, file, line, namespace):
+        """C++: namespace as the code at file:line is in it, inside the namespaces a macro
+        written alone on a line opened (fmt's `FMT_BEGIN_NAMESPACE`, `#define`d in another
+        header as `namespace fmt { inline namespace v9 {`: the chunker, which reads one file
+        at a time, read that line as blanks, and what it holds as outside any namespace)."""
+        spans = self._macro_spans.get(file)
+        if spans is None:
+            spans = self._macro_spans[file] = self.macro_spans(file)
+        at = bisect.bisect_right(spans, line, key=lambda s: s[0]) - 1
+        prefix = spans[at][1] if at >= 0 else ""
+        return ".".join(p for p in (prefix, namespace) if p)
+
+    def macro_spans(self, file):
+        """[(line, the namespaces macros opened from there on)] of a file, in line order."""
+        lines = sorted((line, name) for kind, _, name, _, line, _ in self.decls(file)
+                       if kind == "macro")
+        table = self.namespace_macros() if lines else {}
+        out, stack = [], []           # [names, braces left open]
+        for line, name in lines:
+            what = table.get(name)
+            if what is None:
+                continue
+            if what[0] == "open":
+                stack.append([what[1], what[2]])
+            else:
+                left = what[1]
+                while left and stack:
+                    taken = min(left, stack[-1][1])
+                    stack[-1][1] -= taken
+                    left -= taken
+                    if not stack[-1][1]:
+                        stack.pop()
+            out.append((line, ".".join(n for names, _ in stack for n in names)))
+        return out
+
+    def namespace_macros(self):
+        """{macro: ("open", [names], braces) or ("close", braces)} of the tree's macros that
+        open or close namespaces; a macro defined two ways (the preprocessor's choice) is
+        none."""
+        if self._namespace_macros is None:
+            found = {}
+            for name, target in self.db.execute(
+                    "SELECT name, target FROM decls WHERE kind = 'nsmacro'"):
+                found.setdefault(name, set()).add(target)
+            self._namespace_macros = {}
+            for name, targets in found.items():
+                if len(targets) == 1:
+                    what, *rest = next(iter(targets)).split(":")
+                    self._namespace_macros[name] = ("open", [n for n in rest[0].split(".") if n],
+                                                    int(rest[1])) if what == "open" else \
+                        ("close", int(rest[0]))
+        return self._namespace_macros
 
     def package_of(self, file):
         """The package of a file: Go's folder ("." the tree's root), Java's declared one;
@@ -162,6 +232,9 @@ class Index:
                 best = (scope, name, target, start)
         if best is None:
             return Ctx(file, self.language_of(file), self.package_of(file), "")
+        language = self.language_of(file)
+        if scoping(language).namespace_macros:
+            best = best[:2] + (self.macro_space(file, best[3], best[2]), best[3])
         return Ctx(file, self.language_of(file), best[2],
                    ".".join(p for p in (best[0], best[1]) if p))
 
@@ -177,6 +250,8 @@ class Index:
                 language = self.language_of(file)
                 if not namespace and scoping(language).package == "folder":
                     namespace = self.package_of(file)
+                if scoping(language).namespace_macros:
+                    namespace = self.macro_space(file, line, namespace)
                 chain = ".".join(p for p in (scope, name) if p)
                 key = (namespace, chain) if scoping(language).identity == "namespace" else \
                     (file, chain)

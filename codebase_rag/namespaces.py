@@ -2,7 +2,7 @@
 the namespaces a file sees (its own and its parents, its usings, the global usings),
 `using X = A.B` aliases, and extension methods (`static M(this T x)` called as `x.M()`).
 """
-from .definitions import EXTERNAL, Resolution
+from .definitions import verdict  # noqa: F401 (resolve.py and extension() read it here)
 from .uses.scoping import extended_type
 
 
@@ -43,14 +43,3 @@ class Namespaces:
                  and extended_type(d.signature) in receiver_names]
         return verdict(found) if found else missing
 
-
-def verdict(found):
-    """A Resolution from the Defs a use may denote: one, or overloads of one type, is
-    resolved; more is ambiguous."""
-    found = list(dict.fromkeys(found))
-    if not found:
-        return EXTERNAL
-    owners = {(d.file if d.is_type else d.namespace, d.cls, d.member) for d in found}
-    if len(owners) == 1:
-        return Resolution("resolved", found)
-    return Resolution("ambiguous", found)

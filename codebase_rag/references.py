@@ -171,7 +171,7 @@ class Questions:
                              f"members (--outline shows them)")
         entries, external = {}, set()
         for t in targets:
-            ctx = Ctx(t.file, t.language, t.namespace, t.cls)
+            ctx = Ctx(t.file, t.language, t.namespace, t.cls, (t.start_line, t.end_line))
             for lines, used, kind, qualifier in self.store.db.execute(
                     "SELECT lines, name, kind, qualifier FROM uses WHERE chunk=? AND kind IN "
                     "('call', 'new')", (t.rowid,)):

@@ -5,6 +5,7 @@ type), ambiguous (several candidates), or unresolved: external (a library's name
 index does not hold) or unknown (a receiver whose type the syntax does not give)."""
 
 from .definitions import EXTERNAL, TYPE_KINDS, UNKNOWN, Ctx, Type
+from .linkage import Linkage
 from .namespaces import Namespaces, verdict
 from .packages import Packages
 from .uses import LOCAL
@@ -14,7 +15,7 @@ CALLS = ("call", "new")
 MAX_DEPTH = 8                 # bases, imports followed, qualifier chains
 
 
-class Resolver(Namespaces, Packages):
+class Resolver(Namespaces, Packages, Linkage):
     def __init__(self, index):
         self.ix = index
         self._resolved = {}       # (name, kind, qualifier, Ctx): its Resolution
@@ -30,6 +31,8 @@ class Resolver(Namespaces, Packages):
 
     def resolve_afresh(self, name, kind, qualifier, ctx):
         s = scoping(ctx.language)
+        if s.linkage:                 # C, C++: linkage.py
+            return self.linked(name, kind, qualifier, ctx)
         if kind == "new" and not s.modules:
             types = self.type_named(qualifier.split(".") + [name] if qualifier else [name], ctx)
             return self.constructed(types)

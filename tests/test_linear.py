@@ -314,7 +314,16 @@ FILE_FUNCTIONS = {          # read the file of every shape, as a chunker reads i
     "syntax._blanked(cpp)": lambda t: syntax._blanked(t.encode(), "cpp"),
     **{f"chunk {lang.extensions[0]}": (lambda ext: lambda t: chunk_source("hostile" + ext, t))(
         lang.extensions[0]) for lang in LANGUAGES if lang.name != "javascript"},
+    **{f"uses {ext}": (lambda ext: lambda t: uses_of_file("hostile" + ext, t))(ext)
+       for ext in (".c", ".cpp")},
 }
+
+
+def uses_of_file(path, text):
+    """A file's chunks and then its uses (uses/), as the indexer reads them."""
+    from codebase_rag.uses import extract
+    chunks = chunk_source(path, text)
+    return extract(text, chunks, chunks.language or path.rpartition(".")[2])
 
 
 @pytest.mark.parametrize("name", TEXT_FUNCTIONS)

@@ -26,6 +26,9 @@ chunks:
     "static"    C#'s `using static target;`
     "base"      scope: a class chain, name: one of its base types as written
     "field"     scope: a class chain, name: a field or property, target: its type as written
+    "nsmacro"   C++: name a macro that opens namespaces (target "open:a.b:2", the names and
+                its braces, an inline one's name left out) or closes them ("close:2")
+    "macro"     C++: name a macro written alone on its line (its namespaces: "nsmacro")
 
 A language is an extractor in EXTRACTORS: C# reads its own lexer's tokens
 (uses/csharp.py); the tree-sitter languages are a query file each
@@ -51,6 +54,7 @@ CREATE TABLE IF NOT EXISTS decls(file TEXT, kind TEXT, scope TEXT, name TEXT, ta
     line INTEGER, end_line INTEGER);
 CREATE INDEX IF NOT EXISTS decls_file ON decls(file);
 CREATE INDEX IF NOT EXISTS decls_name ON decls(name) WHERE kind = 'type';
+CREATE INDEX IF NOT EXISTS decls_macros ON decls(kind) WHERE kind = 'nsmacro';
 CREATE INDEX IF NOT EXISTS chunks_member ON chunks(member);
 """
 
@@ -66,11 +70,11 @@ class Use(NamedTuple):
 # language -> the module of this package whose extract(text, chunks, language) reads it
 EXTRACTORS = {"csharp": "csharp", "python": "syntax", "typescript": "syntax",
               "javascript": "syntax", "java": "java",
-              "go": "go", "rust": "rust"}
+              "go": "go", "rust": "rust", "c": "cfamily", "cpp": "cfamily"}
 # language -> the version of its uses: bump it when they change, and the next plain run
 # reads that language's files again (their vectors come back from the cache)
 USES_VERSIONS = {"csharp": 1, "python": 1, "typescript": 1, "javascript": 1, "java": 1,
-                 "go": 1, "rust": 1}
+                 "go": 1, "rust": 1, "c": 2, "cpp": 2}
 
 
 def extract(text, chunks, language):

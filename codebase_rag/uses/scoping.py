@@ -3,7 +3,7 @@ data (references.py is the one resolver that reads it). A language with uses (EX
 in uses/__init__.py) has a row here; see docs/references.md for what each field changes.
 """
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,20 @@ class Scoping:
                                   # Type") are Type's
     package: str = ""             # a file's package, its members' namespace: "decl" (its
                                   # `package` decl: Java), "folder" (its folder: Go)
+    linkage: bool = False         # C, C++: functions seen across files (linkage.py)
+    headers: tuple = ()           # linkage: the files included, not compiled (a `static
+                                  # inline` there is seen by every includer)
+    overloads: bool = False       # linkage: the functions of a name in one namespace are one
+                                  # overload set, across files (C++; C has none)
+    fixtures: tuple = ()          # macros whose body is a method of a class derived from their
+                                  # first argument (googletest's `TEST_F(Fixture, Name) {...}`)
+    pointers: tuple = ()          # templates whose `->` is their first argument's (C++'s
+                                  # `std::shared_ptr<T>`): a value of one is read as a T
+    namespace_macros: bool = False    # a macro alone on its line may open a namespace (decls
+                                      # "nsmacro", "macro": definitions.py's macro_space; C's
+                                      # too: a .h is either, its extension says C)
+    makers: tuple = ()            # function templates that make a pointer of their first
+                                  # argument (`std::make_shared<T>(...)`)
 
 
 WRAPPERS = ("Optional", "Awaitable", "Task", "ValueTask", "Promise", "Iterator",
@@ -117,6 +131,29 @@ JAVA_MODIFIERS = frozenset("""public private protected static final abstract syn
 native strictfp default transient volatile sealed non-sealed void""".split())
 
 
+def cfamily_returns(signature):
+    """`static const Foo *make(int x)`, `ns::Foo& Bar::get() const`: Foo (the type before
+    the member's name, its scope kept: ns.Foo)."""
+    head = signature.partition("(")[0]
+    if head.startswith("template"):           # `template <typename T, int N> Foo<T> f(`
+        depth, at = 0, len(head)
+        for i, ch in enumerate(head[:400]):
+            depth += (ch == "<") - (ch == ">")
+            if ch == ">" and depth == 0:
+                at = i + 1
+                break
+        head = head[at:]
+    head = head.replace("::", ".").replace("*", " ").replace("&", " ")
+    words = [w for w in head.split() if w not in CFAMILY_MODIFIERS]
+    if len(words) < 2:
+        return None
+    names = re.findall(r"[A-Za-z_][\w.]*", " ".join(words[:-1])[:200])
+    pointers = SCOPING["cpp"].pointers          # `std::shared_ptr<Foo> make()`: Foo
+    while len(names) > 1 and names[0].rpartition(".")[2] in pointers:
+        names = names[1:]
+    return named_type(" ".join(names)) if names else None
+
+
 def extended_type(signature):
     """The type a C# extension method extends: `Clamp(this int value, ...)` -> int."""
     m = re.search(r"\(this\s+(?:ref\s+|in\s+)?([\w.]+)", signature)
@@ -125,6 +162,9 @@ def extended_type(signature):
 
 CSHARP_MODIFIERS = frozenset("""public private protected internal static sealed abstract virtual
 override readonly extern unsafe volatile new partial async const void""".split())
+CFAMILY_MODIFIERS = frozenset("""static inline extern const constexpr consteval virtual
+explicit friend volatile unsigned signed struct class union enum typename void
+__inline __forceinline""".split())
 SCOPING = {
     "csharp": Scoping(constructor="<type>", identity="namespace", members_in_scope=True,
                       file_scope=False, extension_methods=True, returns=csharp_returns),
@@ -146,6 +186,15 @@ SCOPING = {
                           module_objects=("exports", "module.exports"),
                           member_chains=("{}.prototype",)),
 }
+SCOPING["c"] = Scoping(constructor="<type>", identity="namespace", members_in_scope=True,
+                       linkage=True, returns=cfamily_returns, namespace_macros=True,
+                       headers=(".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tcc"))
+SCOPING["cpp"] = replace(
+    SCOPING["c"], overloads=True,
+    fixtures=("TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P"),
+    pointers=("shared_ptr", "unique_ptr", "auto_ptr", "scoped_ptr", "intrusive_ptr", "optional",
+              "QSharedPointer", "QScopedPointer", "QPointer", "ComPtr"),
+    makers=("make_shared", "make_unique", "allocate_shared"))
 MODULE_SUFFIXES = {
     "dotted": ((".py", ".pyi"), ("/__init__.py", "/__init__.pyi")),
     "crates": ((".rs",), ("/mod.rs",)),
