@@ -399,6 +399,14 @@ texts.update({       # Java, Go, Rust: long chains, many scopes, classes, import
     "lets.rs": "fn f() { " + "let x: A = A::new(); let y = x.b(); y.c();\\n" * (n // 44) + "}",
     "deep.rs": "use " + "a::{" * (n // 4) + "b;",
 })
+texts.update({       # an unclosed ( run: one ERROR node of as many children, for each driver
+    "parens.py": "def f():\\n    x = " + "(" * n,
+    "parens.ts": "function f() { x = " + "(" * n + " }",
+    "parens.js": "function f() { x = " + "(" * n + " }",
+    "parens.java": "class A { void f() { x = " + "(" * n + " } }",
+    "parens.go": "package p\\nfunc f() {\\nx := " + "(" * n + "\\n}",
+    "parens.rs": "fn f() { x = " + "(" * n + " }",
+})
 from codebase_rag.languages import language_for
 for name, text in texts.items():
     started = time.process_time()
@@ -414,11 +422,14 @@ print("read")
 
 
 def test_hostile_files_never_hang_the_uses():
-    """Files of 200,000 characters of one hostile shape each are read in seconds; a
-    quadratic reading would take hours. The timeout only guards against a hang."""
+    """Files of 200,000 characters of one hostile shape each are read in seconds (a
+    quadratic reading takes minutes: an unclosed ( run took a minute in Java)."""
     done = subprocess.run([sys.executable, "-c", HOSTILE_USES], capture_output=True,
-                          text=True, timeout=600, cwd=ROOT)
+                          text=True, timeout=900, cwd=ROOT)
     assert done.stdout.strip().endswith("read"), done.stderr[-2000:]
+    slow = [line for line in done.stdout.splitlines()[:-1]
+            if line.split()[-1].replace(".", "").isdigit() and float(line.split()[-1]) > 20]
+    assert slow == []
 
 
 # ----------------------------------------------------------------------------- the oracles

@@ -18,9 +18,10 @@ from . import syntax
 from .scoping import scoping
 from .syntax import MAX_CHAIN, Forms, _Reader
 
-MATCH_LIMIT = 512             # matches in progress at once (matches())
-MAX_DEPTH = 1000              # how deep below its root a match may start (matches())
-BIG_ERROR = 2000              # an ERROR node's children the query cursor may read at once
+# the bounds of syntax.matches for C and C++ (their 545 files of cJSON, lua, yaml-cpp and
+# spdlog give the same matches with and without them)
+MATCH_LIMIT = 512
+MAX_DEPTH = 1000
 
 SCOPES = frozenset(("namespace_identifier", "type_identifier", "template_type", "identifier"))
 DEFINED = frozenset(("class_specifier", "struct_specifier", "union_specifier", "enum_specifier"))
@@ -41,12 +42,11 @@ FORMS = {
 
 
 def extract(text, chunks, language):
-    import tree_sitter
     tree, data = chunks.parsed
     query = syntax.query(FORMS[language], tree.language)
     reader = _CReader(data, chunks, FORMS[language], text.count("\n") + 1)
     uses, decls = reader.read(
-        (match for root in query_roots(tree.root_node) for match in matches(query, root)),
+        syntax.matches(query, tree.root_node, MATCH_LIMIT, MAX_DEPTH),
         scoping(language))
     return uses, decls + (macro_lines(text) if scoping(language).namespace_macros else [])
 
@@ -100,53 +100,6 @@ def namespace_macro(value):
             names += [n for n in words[at + 1].split("::") if n]
         braces, at = braces + 1, at + 3
     return f"open:{'.'.join(names)}:{braces}" if braces else None
-
-
-def matches(query, node):
-    """The query's matches in node's subtree. tree-sitter's query cursor keeps a state for
-    every match in progress, and a hostile nesting (`x.y.y.y...()` 100,000 deep) keeps one
-    per level, each step advancing them all: quadratic. So a match starts at most MAX_DEPTH
-    levels down, and at most MATCH_LIMIT are in progress at once (past it the oldest are
-    dropped). Real code stays far below both: the 545 files of cJSON, lua, yaml-cpp and
-    spdlog give the same matches with and without them."""
-    import tree_sitter
-    cursor = tree_sitter.QueryCursor(query, match_limit=MATCH_LIMIT)
-    cursor.set_max_start_depth(MAX_DEPTH)
-    return cursor.matches(node)
-
-
-def query_roots(root):
-    """The nodes to run the query on: the root, unless an ERROR node holds more than
-    BIG_ERROR children (the query cursor costs the square of those: `((((...` unclosed);
-    then the query runs on each child of that node and of the nodes above it, apart (a
-    pattern anchored on one of those is lost: the file is broken there). Only the nodes
-    that hold an error are walked, each once."""
-    if not root.has_error:
-        return [root]
-    order, parent, stack = [], {}, [root]
-    while stack:
-        node = stack.pop()
-        order.append(node)
-        for child in node.children:
-            if child.has_error:
-                parent[child.id] = node.id
-                stack.append(child)
-    bad = set()
-    for node in reversed(order):        # children before their parents
-        if node.id in bad or node.type == "ERROR" and node.child_count > BIG_ERROR:
-            bad.add(node.id)
-            if node.id in parent:
-                bad.add(parent[node.id])
-    if not bad:
-        return [root]
-    roots, stack = [], [root]
-    while stack:
-        node = stack.pop()
-        if node.id in bad:
-            stack.extend(reversed(node.children))
-        else:
-            roots.append(node)
-    return roots
 
 
 class _CReader(_Reader):

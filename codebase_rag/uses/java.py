@@ -51,11 +51,10 @@ def extract(text, chunks, language):
 def constructor_calls(tree, chunks, text, text_of):
     """`super(...)`: a call of the base's constructor (named after the base, on "base");
     `this(...)`: of the type's own (named after it, on "this")."""
-    import tree_sitter
     found = []
     query, root = _ctor_query(tree.language), tree.root_node
     owner = None
-    for _, caps in tree_sitter.QueryCursor(query).matches(root):
+    for _, caps in syntax.matches(query, root):
         node = caps["ctor"][0]
         klass, steps = node.parent, 0
         while klass is not None and klass.type not in CLASSES and steps < MAX_UP:

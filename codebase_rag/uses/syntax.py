@@ -29,8 +29,9 @@ from . import LOCAL, Collector, owners
 
 MAX_CHAIN = 8                 # a receiver deeper than this is "?"
 MAX_UP = 48                   # scopes around a name looked at, at most
-MATCH_LIMIT = 256             # matches in progress at once in a query (see extract)
-MAX_DEPTH = 256               # the deepest node a match starts at (see extract)
+MATCH_LIMIT = 256             # matches in progress at once in a query (see matches)
+MAX_DEPTH = 256               # the deepest node a match starts at (see matches)
+BIG_ERROR = 2000              # an ERROR node's children the query cursor may read at once
 QUERIES = Path(__file__).parent / "queries"
 
 
@@ -140,19 +141,60 @@ def query(forms, language):
 
 
 def extract(text, chunks, language):
-    import tree_sitter
     tree, data = chunks.parsed
     forms = FORMS[language]
-    # tree-sitter keeps a match in progress for every open node a pattern may still
-    # complete: a chain a.b().b()... thousands deep makes that quadratic (10 s for 40,000
-    # characters; minutes for a Go chain 50,000 calls deep). Matches in progress at once
-    # and the depth a match may start at are bounded: code as written reaches neither (no
-    # file of gson, javapoet, commons-lang, cobra, mux, caddy, ripgrep, nor this project's
-    # own loses a match), a hostile chain loses its deepest uses.
-    cursor = tree_sitter.QueryCursor(query(forms, tree.language), match_limit=MATCH_LIMIT)
-    cursor.set_max_start_depth(MAX_DEPTH)
-    matches = cursor.matches(tree.root_node)
-    return _Reader(data, chunks, forms, text.count("\n") + 1).run(matches)
+    return _Reader(data, chunks, forms, text.count("\n") + 1).run(
+        matches(query(forms, tree.language), tree.root_node))
+
+
+def matches(query, root, match_limit=MATCH_LIMIT, max_depth=MAX_DEPTH):
+    """The query's matches in root's tree, linear in it whatever the text. tree-sitter keeps
+    a match in progress for every open node a pattern may still complete: a chain
+    a.b().b()... thousands deep makes that quadratic (minutes for a Go chain 50,000 calls
+    deep), so matches in progress at once and the depth a match may start at are bounded:
+    code as written reaches neither (no file of gson, javapoet, commons-lang, cobra, mux,
+    caddy, ripgrep, nor this project's own loses a match), a hostile chain loses its
+    deepest uses. And an ERROR node of many children (`((((...` unclosed) costs the cursor
+    the square of them: see query_roots."""
+    import tree_sitter
+    for node in query_roots(root):
+        cursor = tree_sitter.QueryCursor(query, match_limit=match_limit)
+        cursor.set_max_start_depth(max_depth)
+        yield from cursor.matches(node)
+
+
+def query_roots(root):
+    """The nodes to run the query on: the root, unless an ERROR node holds more than
+    BIG_ERROR children (the query cursor costs the square of those: `((((...` unclosed);
+    then the query runs on each child of that node and of the nodes above it, apart (a
+    pattern anchored on one of those is lost: the file is broken there). Only the nodes
+    that hold an error are walked, each once."""
+    if not root.has_error:
+        return [root]
+    order, parent, stack = [], {}, [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for child in node.children:
+            if child.has_error:
+                parent[child.id] = node.id
+                stack.append(child)
+    bad = set()
+    for node in reversed(order):        # children before their parents
+        if node.id in bad or node.type == "ERROR" and node.child_count > BIG_ERROR:
+            bad.add(node.id)
+            if node.id in parent:
+                bad.add(parent[node.id])
+    if not bad:
+        return [root]
+    roots, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node.id in bad:
+            stack.extend(reversed(node.children))
+        else:
+            roots.append(node)
+    return roots
 
 
 class _Reader:
