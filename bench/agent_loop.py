@@ -455,7 +455,7 @@ def none(store, root, ignore=None):
 sweep, sweep_cpu, on, off = [], [], [], []
 for i in range(rounds):
     t, c = time.perf_counter(), time.process_time()
-    changed, moved = changed_files(store, store.root())
+    changed, moved = changed_files(store, store.root)
     sweep.append(time.perf_counter() - t); sweep_cpu.append(time.process_time() - c)
     assert not changed and not moved, (list(changed)[:3], list(moved)[:3])
     for fn, series in ((shipped, on), (none, off))[::1 if i % 2 else -1]:

@@ -66,7 +66,7 @@ def main():
     questions = [json.loads(line) for line in open(args.data) if line.strip()]
     store, model, _, _ = Reader(args.db).prepare()
     qvecs = np.array(model.embedder()([q["query"] for q in questions]), dtype=np.float32)
-    precision = store.meta("precision") or "fp32"
+    precision = store.identity.precision
     signature_keys, tokens_of = set(), {}        # the windows cut again (the index keeps no text)
     for rel in store.manifest():
         text = (Path(args.corpus) / rel).read_text(encoding="utf-8", errors="replace")

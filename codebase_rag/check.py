@@ -26,10 +26,10 @@ def check_index(folder):
         windows = store.window_keys()             # the embedded windows: id -> cache key
     except (UsageError, sqlite3.DatabaseError) as e:
         return problems + [str(e)]
-    if not store.count("files") and has_source(store.meta("source")):
-        problems.append(f"the index lists no files, but {store.meta('source')} has source files; "
+    if not store.count("files") and has_source(store.identity.source):
+        problems.append(f"the index lists no files, but {store.identity.source} has source files; "
                         f"run: {INDEX_COMMAND}")
-    problem = index_model(folder, store.meta("model"), store.meta("precision")).problem(full=True)
+    problem = index_model(folder, store.identity.model, store.identity.precision).problem(full=True)
     if problem:
         problems.append(f"model: {problem}; run: {INDEX_COMMAND} (it exports the model again)")
     unfinished = store.count("windows") - len(windows) + store.count("doomed")
@@ -91,9 +91,9 @@ def team_problems(store, folder):
     if not keys:
         return []
     sample = set(random.SystemRandom().sample(keys, min(TEAM_SAMPLE, len(keys))))
-    precision = store.meta("precision") or "fp32"
-    model = index_model(folder, store.meta("model"), precision)
-    root = store.root()
+    precision = store.identity.precision
+    model = index_model(folder, store.identity.model, precision)
+    root = store.root
     files = sorted({wid.rsplit("#", 1)[0] for wid, key in store.window_keys().items()
                     if key in sample})              # a window's id: file#ordinal.window.key
     texts, max_tokens = {}, model.max_tokens
@@ -135,7 +135,7 @@ def read_only_note(folder):
 def describe(folder):
     store = Store(folder)
     return (f"{store.count('files'):,} files, {store.count('chunks'):,} chunks, "
-            f"{store.embedded_count():,} vectors ({store.meta('precision') or 'fp32'})")
+            f"{store.embedded_count():,} vectors ({store.identity.precision})")
 
 
 def forget_team_vectors(db):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .config import BATCH, DIM, INDEX_COMMAND, PRECISION
 from .errors import UsageError, warn
+from .identity import Identity
 from .export import CONFIG_FILE, export_dir, export_onnx, exported_config, \
     model_config, model_problem, onnx_file, resolve_model
 from .oslayer import cpu_flags
@@ -176,7 +177,7 @@ def index_model(index, model_id, precision):
         return warm
     model_path, _ = resolve_model(model_id)
     folder = export_dir(model_path, model_id) or Path(index) / "model"
-    return ExportedModel(folder, precision or "fp32", model_path)
+    return ExportedModel(folder, precision, model_path)
 
 
 _WARMING = {}                 # (index, model id, precision): its model, loading (warm_up)
@@ -192,12 +193,12 @@ def warm_up(index):
     try:
         uri = f"{(Path(index) / 'index.sqlite').as_uri()}?mode=ro"
         with closing(sqlite3.connect(uri, uri=True)) as db:
-            meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN "
-                                   "('model', 'precision')"))
-        exported = index_model(index, meta["model"], meta.get("precision"))
+            identity = Identity.from_meta(dict(db.execute(
+                "SELECT key, value FROM meta WHERE key IN ('model', 'precision')")))
+        exported = index_model(index, identity.model, identity.precision)
         if exported.problem() is None:
             exported.preload()
-            _WARMING[str(Path(index)), meta["model"], meta.get("precision")] = exported
+            _WARMING[str(Path(index)), identity.model, identity.precision] = exported
     except Exception:                 # noqa: BLE001 (the search says what is wrong)
         pass
 

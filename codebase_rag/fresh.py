@@ -65,7 +65,7 @@ def changed_files(store, root, ignore=None, among=None, budget=ABSORB_SECONDS):
         if st.st_mtime_ns != mtime or st.st_size != size:
             changed[rel] = st
     for rel in queued_now - manifest.keys():
-        ignore = ignore or Ignore(root, store.excludes())
+        ignore = ignore or Ignore(root, store.identity.excludes)
         st = indexable(root, rel, ignore)
         if st is not None:
             changed[rel] = st
@@ -80,7 +80,7 @@ def changed_files(store, root, ignore=None, among=None, budget=ABSORB_SECONDS):
         if now != mtime:
             moved[rel_dir] = now
     if moved:
-        ignore = ignore or Ignore(root, store.excludes())
+        ignore = ignore or Ignore(root, store.identity.excludes)
         todo, deadline = sorted(moved), time.monotonic() + budget
         while todo:
             try:
@@ -182,8 +182,8 @@ def absorb(store, changed, moved, embedder=None, budget=ABSORB_SECONDS):
         return Changes(changed, folders)      # a read-only index: answer from it as it is
     if no_space_at(store.folder):
         return Changes(changed, folders, full=True)
-    root = store.root()
-    indexer = Indexer(store, root, Ignore(root, store.excludes()), store.meta("model"),
+    root = store.root
+    indexer = Indexer(store, root, Ignore(root, store.identity.excludes), store.identity.model,
                       progress=False, embedder=embedder)
     try:
         left = indexer.run(changed, deadline=time.monotonic() + budget)
@@ -220,7 +220,7 @@ def start_writer(store, whole=False):
         whole = True
         store.set_meta(build_state="starting", build_started=f"{time.time():.1f}")
     if whole:
-        start_refresh(store.folder, "a refresh asked by a search", store.root())
+        start_refresh(store.folder, "a refresh asked by a search", store.root)
     else:
         apply_soon(store.folder)
 

@@ -23,9 +23,7 @@ def store_for_file(path, db=None, cwd=None):
     if folder is None or not (Path(folder) / "index.sqlite").is_file():
         return None
     store = Store(folder)
-    root = Path(store.meta("source", ""))
-    if store.meta("in_tree") == "1":
-        root = Path(folder).absolute().parent       # wherever the tree has moved since
+    root = store.root                     # wherever the tree has moved since
     if case_insensitive(root):            # C:\Users is c:\users: the root as the index has it
         for base in dict.fromkeys((str(root), os.path.realpath(root))):
             prefix = base.rstrip(os.sep) + os.sep

@@ -96,7 +96,7 @@ class Indexer:
     def __init__(self, store, root, ignore, model=None, progress=True, embedder=None):
         self.store, self.root, self.ignore = store, Path(root), ignore
         self.model_path, self.model_id = resolve_model(model)
-        self.precision = store.meta("precision") or "fp32"
+        self.precision = store.identity.precision
         self.model = index_model(store.folder, self.model_id, self.precision)
         self.embedder = embedder
         # the tokenizer alone needs no model loaded: a build that embeds nothing is quick

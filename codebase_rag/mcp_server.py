@@ -195,11 +195,11 @@ def reindex(reader, paths):
     from .lock import apply_soon, queue_pending, start_refresh
     from .walk import Ignore
     folder = reader.folder()
-    root = reader.open().root()
+    root = reader.open().root
     if not paths:
         start_refresh(folder, "refresh asked by the MCP tool reindex", root)
         return f"refreshing {printable(str(root))} in the background; see index_status"
-    ignore = Ignore(root, reader.store.excludes())
+    ignore = Ignore(root, reader.store.identity.excludes)
     read, unread = [], []
     for path in paths:
         try:

@@ -67,12 +67,12 @@ class Reader:
         if opened != self.opened:
             store = open_store(folder)
             store.db.execute("PRAGMA busy_timeout=2000")    # a query never waits long to write
-            built_with = store.meta("model")
+            built_with = store.identity.model
             if self.model_asked and resolve_model(self.model_asked)[1] != built_with:
                 raise UsageError(f"the index was built with {built_with}, not "
                                  f"{resolve_model(self.model_asked)[1]}; re-index with --rebuild")
             self.store, self.opened = store, opened
-            self.exported = index_model(folder, built_with, store.meta("precision"))
+            self.exported = index_model(folder, built_with, store.identity.precision)
             if self.memory:
                 from .keywords import MemoryKeywords
                 from .nearest import MemoryNearest
@@ -106,7 +106,7 @@ class Reader:
         store = self.open()
         locked = is_locked(store.folder)
         model = self.embedder(locked) if semantic else None
-        root = store.root()
+        root = store.root
         self.tree_gone = not root.is_dir()              # moved or deleted: answer as it was
         if self.tree_gone:
             self.forget_watcher()     # if it comes back, a new one sweeps it first
@@ -203,7 +203,7 @@ class Reader:
             notes.append(f"semantic index {done / total:.0%} built ({done:,} of {total:,} "
                          f"windows); until then members without a vector rank by keywords")
         if self.tree_gone:
-            notes.append(f"{printable(str(store.root()))} is not there any more: these answers "
+            notes.append(f"{printable(str(store.root))} is not there any more: these answers "
                          f"come from the index as it was (run {INDEX_COMMAND} in the tree's "
                          f"new place)")
         if left:

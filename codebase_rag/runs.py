@@ -3,7 +3,7 @@ hook's event; and what --status says about them."""
 import json
 import os
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from .config import (
@@ -20,6 +20,7 @@ from .errors import DamagedIndex, OldFormat, UsageError, encodable, one_line, pr
 from .export import resolve_model
 from .folder import claim_index_folder, find_index
 from .hook import store_for_file
+from .identity import Identity
 from .indexer import Indexer, chunk_file, language_of, stat_or_none, write_under_lock
 from .languages import LANGUAGES
 from .lock import is_locked, request_refresh, start_refresh
@@ -51,7 +52,7 @@ def recorded_source(db):
     if db.name == INDEX_DIRNAME and (db / "index.sqlite").is_file():
         return db.parent                      # the default place moves along with its tree
     try:
-        return Store(db).meta("source") if (db / "index.sqlite").is_file() else None
+        return Store(db).identity.source or None if (db / "index.sqlite").is_file() else None
     except OldFormat as e:
         return e.source
     except DamagedIndex:
@@ -65,9 +66,10 @@ def refuse_read_only(db):
                          f"to update it, run index.py where the index can be written")
 
 
-def open_for_write(db, source, model, rebuild=False):
-    """The Store for source (created if needed), checked against its model and root. A
-    tree moved together with its index (in its default place) is simply the new root."""
+def open_for_write(db, source, model, rebuild=False, excludes=None):
+    """The Store for source (created if needed), checked against its model and root, with
+    its identity written (excludes None: the ones it has). A tree moved together with its
+    index (in its default place) is simply the new root."""
     refuse_read_only(db)
     claim_index_folder(db)
     try:
@@ -80,7 +82,8 @@ def open_for_write(db, source, model, rebuild=False):
         store = open_store_afresh(db, str(e).split(";")[0])
     model_id = resolve_model(model)[1]
     root = str(Path(source).resolve())
-    known_model, known_root = store.meta("model"), store.meta("source")
+    known = store.identity
+    known_model, known_root = known.model, known.source
     in_tree = Path(db) == Path(root) / INDEX_DIRNAME    # moves along with its tree
     if known_model and known_model != model_id and not rebuild:
         raise UsageError(f"the index at {db} was built with {known_model}, not {model_id}; "
@@ -88,7 +91,7 @@ def open_for_write(db, source, model, rebuild=False):
     if known_root and known_root != root and not rebuild and not in_tree:
         raise UsageError(f"the index at {db} belongs to {known_root}; "
                          f"use --db to put the index for {root} elsewhere, or --rebuild")
-    known_precision = store.meta("precision")
+    known_precision = known.recorded_precision
     asked = PRECISION if PRECISION != "auto" else None
     if known_precision and asked and asked != known_precision and not rebuild:
         raise UsageError(f"the index at {db} holds {known_precision} vectors, and an index never "
@@ -99,8 +102,8 @@ def open_for_write(db, source, model, rebuild=False):
     own_export = Path(db) / "model"       # an older version's export, or another model's
     if own_export.is_dir() and index_model(db, model_id, precision).folder != own_export:
         remove_unused(own_export)         # whole, once no server maps its weights (Windows)
-    store.set_meta(model=model_id, source=root, in_tree="1" if in_tree else "0",
-                   precision=precision)
+    store.set_identity(Identity(model_id, precision, root, in_tree,
+                                known.excludes if excludes is None else tuple(excludes)))
     return store
 
 
@@ -126,8 +129,7 @@ def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True
     source, db = locate(source, db)
     started = time.time()
     refuse_bad_address(server)
-    store = open_for_write(db, source, model, rebuild)
-    store.set_meta(excludes=json.dumps(list(excludes)))
+    store = open_for_write(db, source, model, rebuild, excludes)
     rechunk_changed_languages(store)
     ignore = Ignore(source, excludes)
     indexer = Indexer(store, source, ignore, model, progress, embedder)
@@ -154,7 +156,7 @@ def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True
             f"{s['files']} changed{gone}{errors}), chunks "
             f"+{s['added']} ~{s['updated']} -{s['removed']}{others} (total {chunks}), "
             f"{s['embedded']} windows embedded, {s['cached']} from cache{shared} "
-            f"({store.meta('precision')}), {time.time() - started:.1f}s")
+            f"({store.identity.precision}), {time.time() - started:.1f}s")
 
 
 def push_only(source, server, excludes=(), model=None, progress=True):
@@ -258,11 +260,11 @@ def single_targets(store, root, rel):
     held = {r for r in store.manifest() if r == rel or r.startswith(f"{rel}/")} if \
         full.is_dir() or not os.path.lexists(full) else set()      # removed if gone
     if full.is_dir():
-        rels = held | {r for r, _, _ in walk(root, Ignore(root, store.excludes()), start=rel)}
+        rels = held | {r for r, _, _ in walk(root, Ignore(root, store.identity.excludes), start=rel)}
         return rels, None if rels else "a folder with no file the index reads"
     if not os.path.lexists(full):
         return held, None if held else "no such file, and the index holds none by that name"
-    if not Ignore(root, store.excludes()).included(rel):
+    if not Ignore(root, store.identity.excludes).included(rel):
         return set(), ("not a file the index reads (not in one of its languages, or "
                        "excluded by .gitignore or --exclude)")
     return {rel}, None
@@ -271,13 +273,13 @@ def single_targets(store, root, rel):
 def writer_for(store, root, model=None, progress=False):
     """An Indexer for a run over part of an indexed tree (files, a hook's queue)."""
     claim_index_folder(store.folder)
-    if store.meta("source") != str(root):
-        store.set_meta(source=str(root))
-    ignore = Ignore(root, store.excludes())
-    indexer = Indexer(store, root, ignore, model or store.meta("model"), progress)
-    if store.meta("model") != indexer.model_id:
+    if store.identity.source != str(root):      # moved with its index: now it is here
+        store.set_identity(replace(store.identity, source=str(root)))
+    ignore = Ignore(root, store.identity.excludes)
+    indexer = Indexer(store, root, ignore, model or store.identity.model, progress)
+    if store.identity.model != indexer.model_id:
         raise UsageError(f"the index at {store.folder} was built with "
-                         f"{store.meta('model')}, not {indexer.model_id}")
+                         f"{store.identity.model}, not {indexer.model_id}")
     return indexer
 
 
@@ -285,10 +287,7 @@ def apply_queue(db):
     """What the detached process of a hook runs: the queued edits, under the lock (a writer
     that holds it already applies them itself)."""
     store = Store(db)
-    root = Path(store.meta("source", ""))
-    if store.meta("in_tree") == "1":
-        root = Path(db).absolute().parent
-    write_under_lock(store, writer_for(store, root), {}, wait=HOOK_WAIT, kind="hook")
+    write_under_lock(store, writer_for(store, store.root), {}, wait=HOOK_WAIT, kind="hook")
 
 
 # ----------------------------------------------------------------------------- background

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from .cache import BUSY_MS, EmbeddingCache, marks, parts
 from .errors import OldFormat, UsageError, damaged, warn
+from .identity import KEYS, Identity
+from .migrations import migrate
 from .oslayer import TRASH
 from .languages import SHARED_EXTENSIONS, by_language
 from .uses import USES_SCHEMA
@@ -35,7 +37,7 @@ from .uses import USES_SCHEMA
 # vectors.f32 (flat.py) gets rows only at new seqs: none changes under a reader.
 
 SCHEMA_VERSION = "6"          # bump when the tables change; a plain run upgrades an older
-                              # index from its embedding cache
+                              # index from its embedding cache (smaller changes: migrations.py)
 TOKENIZER = "porter unicode61"         # FTS5's, which keywords.py reads the same way
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -104,16 +106,17 @@ class Store(EmbeddingCache):
                 self.db.executescript(f"BEGIN; {SCHEMA} COMMIT;")    # a reader sees all or none
             version = self.meta("schema")
             if version == SCHEMA_VERSION and os.access(self.folder, os.W_OK):
-                self.upgrade_in_place()
+                migrate(self.db)
+            self.identity = Identity.from_meta(dict(self.db.execute(
+                f"SELECT key, value FROM meta WHERE key IN ({marks(KEYS)})", KEYS)))
         except sqlite3.DatabaseError as e:
             self.close()
             if "locked" in str(e):
                 raise
             raise damaged(self.folder, "index.sqlite", e) from None
         if version != SCHEMA_VERSION:
-            source = self.meta("source")
             self.close()              # closed now, not when the traceback lets go of it: an
-            raise OldFormat(self.folder, source)    # upgrade replaces the file (Windows)
+            raise OldFormat(self.folder, self.identity.source or None)  # upgrade replaces it
         self._collection = None
         self._counts = (None, {})
 
@@ -128,6 +131,16 @@ class Store(EmbeddingCache):
     def set_meta(self, **values):
         with self.db:
             self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
+
+    def set_identity(self, identity):
+        """The writer's: what the index is of from now on (identity.py)."""
+        self.set_meta(**identity.to_meta())
+        self.identity = identity
+
+    @property
+    def root(self):
+        """The source tree: where it was indexed, or wherever it moved with its index."""
+        return self.identity.root(self.folder)
 
     def version(self):
         """Changes whenever the database does, by this connection or any other."""
@@ -164,14 +177,6 @@ class Store(EmbeddingCache):
         return [row for part in parts(keys) for row in self.db.execute(
             f"SELECT key, chunk FROM windows WHERE key IN ({marks(part)})", part)]
 
-    def upgrade_in_place(self):
-        """What an index of this schema made by an older version lacks, added by the first
-        process that may write it (when present: no write, no lock)."""
-        if not self.db.execute("SELECT 1 FROM pragma_table_info('vectors') WHERE "
-                               "name='team'").fetchone():
-            self.db.execute("ALTER TABLE vectors ADD COLUMN team INTEGER")
-        self.db.execute("CREATE INDEX IF NOT EXISTS windows_key ON windows(key)")
-
     def window_chunks(self, window_ids):
         """{window id: its chunk id} of those windows whose vector in Chroma is theirs (one
         Chroma still has but the index no longer knows, or knows with another text not yet
@@ -201,17 +206,6 @@ class Store(EmbeddingCache):
         return dict(self.db.execute("SELECT id, key FROM windows WHERE embedded=1"))
 
     # -- the manifest
-    def root(self):
-        """The source tree: where it was indexed, or wherever it moved with its index."""
-        if self.meta("in_tree") == "1":
-            return self.folder.absolute().parent
-        return Path(self.meta("source", ""))
-
-    def excludes(self):
-        """The --exclude globs the index was built with."""
-        import json
-        return json.loads(self.meta("excludes", "[]"))
-
     def dirs(self):
         """{directory: mtime_ns} of every directory the last full walk read ('' the root):
         a directory whose time changed has gained or lost a file since."""
@@ -371,25 +365,22 @@ class Store(EmbeddingCache):
         self.sweep()
 
 
-KEPT_META = ("model", "precision", "source", "in_tree", "excludes")   # what an upgrade keeps
-
-
 def salvage(folder):
-    """(embedding-cache rows, the meta an upgrade keeps) still readable in a damaged or old
-    index.sqlite."""
+    """(embedding-cache rows, the Identity an upgrade keeps) still readable in a damaged or
+    old index.sqlite."""
     from contextlib import closing
     rows, meta = [], {}
     try:
         uri = (Path(folder) / "index.sqlite").absolute().as_uri()
         with closing(sqlite3.connect(f"{uri}?mode=ro", uri=True)) as con:
             meta = {k: v for k, v in con.execute("SELECT key, value FROM meta")
-                    if k in KEPT_META}
+                    if k in KEYS}
             team = "team" in {r[1] for r in con.execute("PRAGMA table_info(vectors)")}
             rows = con.execute(f"SELECT key, vec, {'team' if team else 'NULL'} "
                                f"FROM vectors").fetchall()
     except sqlite3.Error:
         pass
-    return rows, meta
+    return rows, Identity.from_meta(meta)
 
 
 def set_aside(folder, reason):
@@ -420,7 +411,7 @@ def open_store_afresh(folder, reason):
     one, with the old embedding cache and settings where they can still be read. The old
     vectors.f32 and Chroma become old generations (swept once unused): the new index has
     new ones."""
-    rows, meta = salvage(folder)
+    rows, identity = salvage(folder)
     for aside in set_aside(folder, reason):
         aside.unlink(missing_ok=True)
     store = Store(folder, create=True)
@@ -429,7 +420,7 @@ def open_store_afresh(folder, reason):
         store.chroma_afresh()
     with store.db:
         store.db.executemany("INSERT OR REPLACE INTO vectors(key, vec, team) VALUES (?,?,?)", rows)
-    store.set_meta(**meta)
+    store.set_identity(identity)
     store.sync_flat()
     warn(f"{reason}; started index.sqlite afresh, keeping {len(rows):,} cached vectors")
     return store

@@ -124,7 +124,7 @@ def test_a_watcher_names_what_changed_since_the_last_question(cli, sample_tree, 
     db = tmp_path / "db"
     cli.index(sample_tree, db)
     store = Store(db)
-    watcher = Watcher(store.root())
+    watcher = Watcher(store.root)
     assert watcher.changes(store) == ({}, {})      # the first question sweeps: nothing new
     watcher.settled()
     from codebase_rag.oslayer import Inotify                            # Linux: inotify

@@ -191,7 +191,7 @@ def test_the_system_events_name_what_changed_as_inotify_does(cli, sample_tree, t
     db = sample_tree / ".codebase-rag"                    # the mark's folder: in the tree
     cli.index(sample_tree, db)
     store = Store(db)
-    watcher = Watcher(store.root())
+    watcher = Watcher(store.root)
     assert watcher.changes(store) == ({}, {})      # the first question sweeps: nothing new
     watcher.settled()
     assert isinstance(watcher.events, oslayer.Notify)
@@ -423,6 +423,7 @@ def test_an_index_read_as_a_uri_wherever_its_folder_is(tmp_path, monkeypatch):
     """SQLite opens a read-only index, and an upgrade salvages an old one, by URI: a folder
     of a Windows path, or with ? or # in its name, is still that folder."""
     from codebase_rag import store as store_module
+    from codebase_rag.identity import Identity
     folder = tmp_path / ("a?b#c d" if os.name == "posix" else "a#b c d")   # no ? on Windows
     folder.mkdir()
     made = store_module.Store(folder, create=True)
@@ -430,9 +431,9 @@ def test_an_index_read_as_a_uri_wherever_its_folder_is(tmp_path, monkeypatch):
         db.execute("INSERT INTO vectors(key, vec) VALUES ('k', x'00')")
         db.execute("INSERT OR REPLACE INTO meta VALUES ('model', 'm')")
     made.close()                      # its write-ahead log into the database
-    assert store_module.salvage(folder) == ([("k", b"\0", None)], {"model": "m"})
+    assert store_module.salvage(folder) == ([("k", b"\0", None)], Identity(model="m"))
     monkeypatch.setattr(store_module.os, "access", lambda *args: False)    # read-only
-    assert store_module.Store(folder).meta("model") == "m"
+    assert store_module.Store(folder).identity.model == "m"
 
 
 @linux_only

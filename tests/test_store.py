@@ -3,6 +3,7 @@
 file's chunks and vectors whole, a write killed midway is repaired by the next, and Chroma
 can always be refilled from the embedding cache."""
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -368,17 +369,55 @@ def test_a_chroma_vector_unlike_the_cache_makes_chroma_afresh(store):
 
 
 def test_an_index_started_afresh_has_its_own_flat_file(store, tmp_path):
+    from codebase_rag.identity import Identity
     from codebase_rag.store import salvage
     many_members(store, files=3)
+    store.set_identity(Identity("m", "int8", "/src", True, ("*.gen",)))
     store.forget_vectors(["key-M0_0", "key-M0_1"])
     store.cache_vectors([("key-M0_0", vector_of("again"))])       # the old file: 61 rows + 0
     with store.db:
         store.db.execute("UPDATE meta SET value='1' WHERE key='schema'")
-    assert "flat_seq" not in salvage(tmp_path / "db")[1]
+    assert salvage(tmp_path / "db")[1] == Identity("m", "int8", "/src", True, ("*.gen",))
     fresh = open_store_afresh(tmp_path / "db", "an older format")
+    assert fresh.identity == Store(tmp_path / "db").identity == Identity(
+        "m", "int8", "/src", True, ("*.gen",))
     assert fresh.flat_seq() == 59 and flat_in_step(fresh)
     assert fresh.flat_path().stat().st_size == 60 * 384 * 4
     scan_agrees(fresh, vector_of("the question"))
+
+
+def test_the_identity_is_read_once_and_written_by_its_writer(store, tmp_path):
+    """An index's identity as meta holds it, and back; a precision never recorded is fp32
+    (an index of before precisions), but a new index has chosen none yet."""
+    from codebase_rag.identity import Identity
+    assert store.identity == Identity() and store.identity.recorded_precision is None
+    assert store.identity.precision == "fp32" and store.root == Path("")
+    made = Identity("m", "int8", str(tmp_path / "src"), False, ("a/*", "b"))
+    store.set_identity(made)
+    assert Store(tmp_path / "db").identity == made == Identity.from_meta(made.to_meta())
+    assert store.root == tmp_path / "src"
+    store.set_meta(source="/elsewhere")                 # another process: read at open
+    assert store.identity == made and Store(tmp_path / "db").identity.source == "/elsewhere"
+    store.set_identity(Identity("m", None, "/x", True))
+    assert Store(tmp_path / "db").root == (tmp_path / "db").absolute().parent
+
+
+def test_migrations_bring_an_older_index_of_this_schema_up_in_order(store, tmp_path):
+    """An index an older version made at this schema gains what it lacks when a process
+    that may write it opens it; once applied, they write nothing."""
+    from codebase_rag.migrations import MIGRATIONS
+    assert [m.__name__ for m in MIGRATIONS] == ["m001_vectors_team", "m002_windows_key"]
+    with store.db:
+        store.db.execute("DROP INDEX windows_key")
+        store.db.execute("ALTER TABLE vectors DROP COLUMN team")
+    store.close()
+    again = Store(tmp_path / "db")
+    assert again.db.execute("SELECT 1 FROM pragma_table_info('vectors') WHERE "
+                            "name='team'").fetchone()
+    assert again.db.execute("SELECT 1 FROM sqlite_master WHERE name='windows_key'").fetchone()
+    seen = again.db.execute("PRAGMA data_version").fetchone()[0]
+    Store(tmp_path / "db")              # a write by another connection would change it
+    assert again.db.execute("PRAGMA data_version").fetchone()[0] == seen
 
 
 # ----------------------------------------------------------------------------- the MCP reader
