@@ -4,7 +4,7 @@ import random
 import sqlite3
 from pathlib import Path
 
-from .cache import CHECKED
+from .vectors import CHECKED
 from .config import INDEX_COMMAND
 from .embed import index_model
 from .errors import UsageError
@@ -41,19 +41,19 @@ def check_index(folder):
     if not os.access(folder, os.W_OK | os.X_OK):
         return problems               # Chroma cannot open it; queries read the cache instead
     try:
-        ids = set(store.collection.get(embeddings=False)[0]) if windows else set()
+        ids = set(store.vectors.collection.get(embeddings=False)[0]) if windows else set()
         missing, extra = set(windows) - ids, ids - set(windows)
         if (missing or extra) and not is_locked(folder):
             problems.append(f"chroma holds {len(ids):,} vectors for {len(windows):,} embedded "
                             f"windows ({len(missing):,} missing, {len(extra):,} extra); "
                             f"run: {INDEX_COMMAND}")
-        sample = {w: k for w, k in store.window_sample(0, CHECKED).items() if w in ids}
-        if store.chroma_differences(sample):
+        sample = {w: k for w, k in store.vectors.window_sample(0, CHECKED).items() if w in ids}
+        if store.vectors.chroma_differences(sample):
             problems.append(f"chroma: a sampled vector differs from the embedding cache; "
                             f"run: {INDEX_COMMAND}")
         if sample:
-            _, vectors = store.collection.get(list(sample)[:1])
-            found, _ = store.collection.query(list(map(float, vectors[0])), 1)
+            _, vectors = store.vectors.collection.get(list(sample)[:1])
+            found, _ = store.vectors.collection.query(list(map(float, vectors[0])), 1)
             if not found:
                 problems.append(f"chroma: a search finds nothing; run: {INDEX_COMMAND} --rebuild")
     except UsageError as e:
@@ -70,7 +70,7 @@ def flat_problems(store):
     if store.meta("flat_stamp") == "damaged":
         return [f"vectors.f32: a query found a row that differs from the embedding cache; "
                 f"run: {INDEX_COMMAND}"]
-    bad, compared = store.flat_differences(store.flat_sample(0))
+    bad, compared = store.vectors.flat_differences(store.vectors.flat_sample(0))
     return [f"vectors.f32: {bad} of {compared} sampled vectors differ from the embedding "
             f"cache; run: {INDEX_COMMAND}"] if bad else []
 
@@ -87,7 +87,7 @@ def team_problems(store, folder):
     from .indexer import build_file
     from .remote import FLOOR
     from .text import cache_key
-    keys = store.team_keys()
+    keys = store.vectors.team_keys()
     if not keys:
         return []
     sample = set(random.SystemRandom().sample(keys, min(TEAM_SAMPLE, len(keys))))
@@ -109,7 +109,7 @@ def team_problems(store, folder):
         return []
     keys = sorted(texts)
     mine = model.embedder()([texts[k] for k in keys])
-    cached = store.cached_vectors(keys)
+    cached = store.vectors.cached_vectors(keys)
     bad = sum(not float(np.dot(cached[k], v)) >= FLOOR[precision] for k, v in zip(keys, mine))
     if not bad:
         return []
@@ -147,6 +147,6 @@ def forget_team_vectors(db):
         return 0
     with writer_lock(db):
         store = Store(db)
-        keys = store.team_keys()
-        store.forget_vectors(keys)
+        keys = store.vectors.team_keys()
+        store.vectors.forget_vectors(keys)
     return len(keys)

@@ -1,7 +1,7 @@
 """Flat: the embedding cache's vectors as one float32 matrix on disk, row r the vector whose
 vectors.seq is r (never-written rows are zeros). A reader that must scan the whole cache (a
 writer holds the lock) reads it instead of SQLite's rows: 0.8 s of Python for 299,000 rows.
-cache.py keeps it in step (meta flat_file: which file it is; flat_seq: every row with seq <=
+vectors.py keeps it in step (meta flat_file: which file it is; flat_seq: every row with seq <=
 flat_seq is in the file; flat_stamp: the file's stamp as its last write left it) and is its
 only writer; this module knows only the files.
 
@@ -53,8 +53,8 @@ def write(path, rows, expect):
     """Write (seq, vector blob) rows, by seq, at their rows, if the file's stamp is `expect`
     ('': there is no file yet). Returns the stamp after the write, or None, writing nothing,
     if the file is not as expected (it changed behind the writers' back: it waits for
-    store.sync_flat); raises OSError if a write fails. Durable on return, before the caller
-    commits the stamp."""
+    Store.vectors.sync_flat); raises OSError if a write fails. Durable on return, before the
+    caller commits the stamp."""
     if not rows:
         return expect
     try:

@@ -199,7 +199,7 @@ class Indexer:
         and a whole-tree refresh asked for meanwhile (a checkout), are read between two
         batches, so an edit never waits for a long build."""
         store = self.store
-        store.delete_doomed()
+        store.vectors.delete_doomed()
         todo = store.count("windows") - store.embedded_count()
         if not todo:
             return
@@ -211,7 +211,7 @@ class Indexer:
                 queued = take_pending(store.folder)
                 self.named |= queued
                 self.run({rel: stat_or_none(self.root / rel) for rel in queued})
-            store.delete_doomed()
+            store.vectors.delete_doomed()
             rows = store.pending_windows(FLUSH)
             if not rows:
                 break
@@ -220,7 +220,7 @@ class Indexer:
             if lost:                    # no text and no cached vector: read the file again
                 store.reread(lost)
             ready = [(wid, vectors[key]) for wid, key, _ in rows if key in vectors]
-            store.upsert_windows([w for w, _ in ready], [v for _, v in ready])
+            store.vectors.upsert_windows([w for w, _ in ready], [v for _, v in ready])
             if self.record and not store.meta("members_covered_after") and \
                     not store.first_windows_pending():
                 since = float(store.meta("build_started", time.time()))
@@ -233,16 +233,16 @@ class Indexer:
         team cache, else from the model (then cached, and shared). A key whose text is gone
         and that no cache holds is left out. The model's vectors are cached a slice at a
         time, so --status moves and a killed build keeps what it made."""
-        found = self.store.cached_vectors(texts)
+        found = self.store.vectors.cached_vectors(texts)
         missing = {k: t for k, t in texts.items() if k not in found and t is not None}
         self.stats["cached"] += len(texts) - len(missing)
         team = self.team if self.team and self.team.on else None
         if missing and team:
             shared = team.lookup(missing)
             if shared and not team.check(shared, missing, self.embed):
-                self.store.forget_vectors(team.taken)   # all it gave: embed them here
+                self.store.vectors.forget_vectors(team.taken)   # all it gave: embed them here
                 shared = {}
-            self.store.cache_vectors(shared.items(), team=True)
+            self.store.vectors.cache_vectors(shared.items(), team=True)
             found.update(shared)
             self.stats["server"] += len(shared)
             missing = {k: t for k, t in missing.items() if k not in shared}
@@ -253,7 +253,7 @@ class Indexer:
         for at in range(0, len(keys), SLICE):
             part = keys[at:at + SLICE]
             vectors = list(zip(part, self.embed([missing[k] for k in part])))
-            self.store.cache_vectors(vectors)
+            self.store.vectors.cache_vectors(vectors)
             made += vectors
             if self.meter:
                 self.meter.add(len(part))
@@ -341,7 +341,6 @@ def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"
             return False
     indexer.record = record
     try:
-        store.writer = True
         if record:                    # from scratch: a first build (or one resumed), a rebuild
             scratch = indexer.rebuild or not store.embedded_count() or store.meta("from_scratch")
             store.set_meta(build_state="building", build_started=f"{time.time():.1f}",
@@ -356,7 +355,7 @@ def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"
                 export.result()
             (indexer.embedder or indexer.model.embedder())([SMOKE_TEXT])
             store.prepare_rebuild()   # only once the model is known to embed
-        store.sync_flat()             # an older version's cache rows into vectors.f32
+        store.vectors.sync_flat()             # an older version's cache rows into vectors.f32
         while True:
             if take_refresh(store.folder):
                 work = {**indexer.walk_tree(), **work}
@@ -371,7 +370,7 @@ def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"
                 export.result()
                 export = None
             indexer.embed_pending()
-            repaired = store.sync_vectors()
+            repaired = store.vectors.sync_vectors()
             if repaired:
                 warn(f"repaired the vector store: {repaired}")
             elif not has_pending(store.folder) and not store.dirty_files():
@@ -387,7 +386,6 @@ def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"
                            last_error_at=f"{time.time():.1f}")
         raise
     finally:
-        store.writer = False
         remove_unused(store.folder / HOLDER)    # (a --status reading it: stays, harmless)
         lock.release()
     # an edit or a refresh may have been asked for after the last look but before the release

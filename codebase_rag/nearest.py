@@ -36,7 +36,7 @@ class ChromaNearest:
             return sorted(best_per_chunk(fresh).items(), key=lambda kv: kv[1])[:n]
         for windows in (n, n * 8):
             # a member of many windows can fill the first n; then look further, once
-            ids, distances = self.store.collection.query(qvec.tolist(), windows)
+            ids, distances = self.store.vectors.collection.query(qvec.tolist(), windows)
             chunk_of = self.store.window_chunks(ids)
             best = best_per_chunk([(chunk_of[w], d) for w, d in zip(ids, distances)
                                    if w in chunk_of] + fresh)
@@ -84,10 +84,10 @@ class CacheScan:
         # windows of their keys; some keys no window has any more, and a long member's
         # windows count once: 16n keys for n chunks
         many = n * 16
-        flat, path = self.store.readable_flat()
+        flat, path = self.store.vectors.readable_flat()
         top, from_file = self.shortlist(qvec, many, flat, path)
         if top is None or not self.agrees(top, from_file, path):
-            self.store.mark_flat_damaged()
+            self.store.vectors.mark_flat_damaged()
             top, _ = self.shortlist(qvec, many, 0, path)
         top = {key: cosine for cosine, _, key in top}       # best first, at most many
         best = best_per_chunk((cid, 1.0 - top[key]) for key, cid in self.store.key_chunks(top))
@@ -107,7 +107,7 @@ class CacheScan:
                 top = self.live(cosines, many)
         except OSError:                      # cut short while read: SQLite has every row
             blocks = None
-        for rows in self.store.vector_blocks(flat if blocks is not None else 0):
+        for rows in self.store.vectors.vector_blocks(flat if blocks is not None else 0):
             cosines = matrix_of(rows) @ qvec                    # memory bounded by one block
             top += [(float(cosines[i]), rows[i][0], rows[i][1]) for i in best_rows(cosines, many)]
             top = sorted(top, key=lambda t: (-t[0], t[1]))[:many]
@@ -116,7 +116,7 @@ class CacheScan:
     def agrees(self, top, from_file, path):
         """Whether the shortlisted rows read from vectors.f32 are SQLite's, byte for byte (a
         row the cache replaced or dropped since is not compared)."""
-        cached = self.store.vectors_at([seq for _, seq, _ in top if seq <= from_file])
+        cached = self.store.vectors.vectors_at([seq for _, seq, _ in top if seq <= from_file])
         rows = flatfile.rows_at(path, cached)
         return all(rows.get(seq) == blob for seq, blob in cached.items())
 
@@ -126,7 +126,7 @@ class CacheScan:
         look = many
         while True:
             seqs = best_rows(cosines, look).tolist()
-            keys = self.store.seq_keys(seqs)
+            keys = self.store.vectors.seq_keys(seqs)
             live = [(float(cosines[s]), s, keys[s]) for s in seqs if s in keys]
             if len(live) >= many or look >= len(cosines):
                 return live[:many]

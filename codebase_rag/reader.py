@@ -132,7 +132,7 @@ class Reader:
         if locked or not os.access(store.folder, os.W_OK) or no_space_at(store.folder):
             return store, model, left, CacheScan(store)     # Chroma cannot open on a full disk
         if store.embedded_count():
-            store.collection.load(DIM)    # while the model loads
+            store.vectors.collection.load(DIM)    # while the model loads
         return store, model, left, ChromaNearest(store)
 
     def ask(self, questions, k=K, mode=MODE, path_glob=None, max_distance=None, language=None,

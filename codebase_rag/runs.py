@@ -73,7 +73,7 @@ def open_for_write(db, source, model, rebuild=False, excludes=None):
     refuse_read_only(db)
     claim_index_folder(db)
     try:
-        store = Store(db, create=True)
+        store = Store(db, create=True, writer=True)
     except OldFormat:
         store = open_store_afresh(db, "upgrading the index to this version's format")
     except DamagedIndex as e:
@@ -98,7 +98,7 @@ def open_for_write(db, source, model, rebuild=False, excludes=None):
                          f"mixes two precisions; use --rebuild to switch it to {asked}")
     precision = resolve_precision(None if rebuild and asked else known_precision)
     if known_model and known_model != model_id:     # --rebuild with another model
-        store.forget_vectors()
+        store.vectors.forget_vectors()
     own_export = Path(db) / "model"       # an older version's export, or another model's
     if own_export.is_dir() and index_model(db, model_id, precision).folder != own_export:
         remove_unused(own_export)         # whole, once no server maps its weights (Windows)
@@ -231,7 +231,7 @@ def reindex_files(paths, db=None, model=None, progress=True, cwd=None):
     for p in paths:
         if not encodable(p):
             raise UsageError(f"{printable(p)}: its name is not valid UTF-8, so no index holds it")
-        found = store_for_file(p, db, cwd)
+        found = store_for_file(p, db, cwd, writer=True)
         if found is None:
             raise UsageError(f"no index covers {printable(p)}, or it lies outside the indexed "
                              f"tree; run index.py in its source tree first")
@@ -286,7 +286,7 @@ def writer_for(store, root, model=None, progress=False):
 def apply_queue(db):
     """What the detached process of a hook runs: the queued edits, under the lock (a writer
     that holds it already applies them itself)."""
-    store = Store(db)
+    store = Store(db, writer=True)
     write_under_lock(store, writer_for(store, store.root), {}, wait=HOOK_WAIT, kind="hook")
 
 

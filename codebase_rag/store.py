@@ -2,7 +2,7 @@
 lines, the keyword (FTS5) index, each chunk's windows (the texts the model reads) and an
 embedding cache keyed by the hash of the embedded text (and the model's precision), team=1
 if a team cache gave it; Chroma (chroma.py) holds one vector per window, and vectors.f32
-(flat.py) the cache's vectors in one flat file: cache.py keeps those two in step with the
+(flat.py) the cache's vectors in one flat file: vectors.py keeps those two in step with the
 cache. These two are the only modules that write SQL.
 """
 import os
@@ -10,7 +10,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cache import BUSY_MS, EmbeddingCache, marks, parts
+from .vectors import BUSY_MS, IndexVectors, marks, parts, read_meta
 from .errors import OldFormat, UsageError, damaged, warn
 from .identity import KEYS, Identity
 from .migrations import migrate
@@ -84,12 +84,13 @@ CHUNK_FIELDS = tuple(IndexedChunk.__dataclass_fields__)
 CHUNK_COLUMNS = ",".join("class" if f == "cls" else f for f in CHUNK_FIELDS)
 
 
-class Store(EmbeddingCache):
-    """index.sqlite (the manifest, the chunks, their lexical index, the embedding cache)
-    and the Chroma collection beside it (cache.py). Writers claim the folder before opening
-    it."""
+class Store:
+    """index.sqlite (the manifest, the chunks, their lexical index), and its vectors (the
+    embedding cache, vectors.f32 and the Chroma collection beside it: store.vectors,
+    vectors.py). Writers claim the folder before opening it, and open it with writer=True:
+    then Chroma may be created (take the writer lock before writing it)."""
 
-    def __init__(self, folder, create=False, read_only=False):
+    def __init__(self, folder, create=False, read_only=False, writer=False):
         self.folder = Path(folder)
         path = self.folder / "index.sqlite"
         # a read-only index (a shared mount, a CI cache, a full disk): nobody can write it
@@ -117,7 +118,7 @@ class Store(EmbeddingCache):
         if version != SCHEMA_VERSION:
             self.close()              # closed now, not when the traceback lets go of it: an
             raise OldFormat(self.folder, self.identity.source or None)  # upgrade replaces it
-        self._collection = None
+        self.vectors = IndexVectors(self.db, self.folder, writer, self.read_only)
         self._counts = (None, {})
 
     def close(self):
@@ -125,8 +126,7 @@ class Store(EmbeddingCache):
             self.db.close()
 
     def meta(self, key, default=None):
-        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return row[0] if row else default
+        return read_meta(self.db, key, default)
 
     def set_meta(self, **values):
         with self.db:
@@ -325,7 +325,7 @@ class Store(EmbeddingCache):
         self.db.executemany("INSERT INTO decls(file, kind, scope, name, target, line, "
                             "end_line) VALUES (?,?,?,?,?,?,?)", [(f.rel, *d) for d in f.decls])
 
-    # -- step 2: the windows left to embed (cache.py gives them their vectors)
+    # -- step 2: the windows left to embed (vectors.py gives them their vectors)
     def pending_windows(self, limit, files=None):
         """[(window id, cache key, text)] of windows without a vector in Chroma (of these
         files, or of all): every member's first window before any later one, then in file
@@ -360,9 +360,9 @@ class Store(EmbeddingCache):
         with self.db:
             self.db.execute("UPDATE files SET sha=NULL")
             self.db.execute("DELETE FROM doomed")
-            self.chroma_afresh()        # every window pending: vectors from the cache
-            self.drop_flat()            # written again from the cache
-        self.sweep()
+            self.vectors.chroma_afresh()    # every window pending: vectors from the cache
+            self.vectors.drop_flat()        # written again from the cache
+        self.vectors.sweep()
 
 
 def salvage(folder):
@@ -414,14 +414,14 @@ def open_store_afresh(folder, reason):
     rows, identity = salvage(folder)
     for aside in set_aside(folder, reason):
         aside.unlink(missing_ok=True)
-    store = Store(folder, create=True)
+    store = Store(folder, create=True, writer=True)
     with store.db:
-        store.drop_flat()                     # the old file's rows are at the old seqs
-        store.chroma_afresh()
+        store.vectors.drop_flat()             # the old file's rows are at the old seqs
+        store.vectors.chroma_afresh()
     with store.db:
         store.db.executemany("INSERT OR REPLACE INTO vectors(key, vec, team) VALUES (?,?,?)", rows)
     store.set_identity(identity)
-    store.sync_flat()
+    store.vectors.sync_flat()
     warn(f"{reason}; started index.sqlite afresh, keeping {len(rows):,} cached vectors")
     return store
 

@@ -228,7 +228,7 @@ def test_a_member_with_no_vector_yet_has_no_distance_rather_than_a_far_one(store
                                                                          word_embedder):
     """Just written and not embedded yet, a member ranks by its keywords, and its distance
     is not known: it must not read as "no confident match" (an agent would rephrase)."""
-    store.forget_vectors([k for (k,) in store.db.execute(
+    store.vectors.forget_vectors([k for (k,) in store.db.execute(
         "SELECT w.key FROM windows w JOIN chunks c ON c.id = w.chunk WHERE c.member='Hash'")])
     [hit] = ask(store, word_embedder, "pbkdf2 password hash", k=1)
     assert hit.chunk.member == "Hash" and hit.distance is None and not hit.confident

@@ -38,23 +38,21 @@ def file_index(rel, members, sha="sha"):
 @pytest.fixture
 def store(tmp_path):
     claim_index_folder(tmp_path / "db")
-    s = Store(tmp_path / "db", create=True)
-    s.writer = True
-    return s
+    return Store(tmp_path / "db", create=True, writer=True)
 
 
 def write(store, *files):
     """Both steps of a build, with vectors made up for each member."""
     changes = store.replace_files(list(files))
-    store.delete_doomed()
+    store.vectors.delete_doomed()
     pending = store.pending_windows(1000)
-    store.cache_vectors((key, vector_of(key)) for _, key, _ in pending)
-    store.upsert_windows([w for w, _, _ in pending], [vector_of(k) for _, k, _ in pending])
+    store.vectors.cache_vectors((key, vector_of(key)) for _, key, _ in pending)
+    store.vectors.upsert_windows([w for w, _, _ in pending], [vector_of(k) for _, k, _ in pending])
     return changes
 
 
 def chroma_ids(store):
-    return sorted(store.collection.get(embeddings=False)[0])
+    return sorted(store.vectors.collection.get(embeddings=False)[0])
 
 
 # ----------------------------------------------------------------------------- the folder
@@ -101,7 +99,7 @@ def test_new_windows_wait_and_first_windows_go_first(store):
     assert list(Fts5Keywords(store).best("save", 10)) == ["A.cs#1"]  # keywords work at once
     assert [w for w, _, _ in store.pending_windows(10)] == ["A.cs#0.0", "A.cs#1.0", "A.cs#0.1"]
     assert store.first_windows_pending()
-    store.upsert_windows(["A.cs#0.0", "A.cs#1.0"], [vector_of("a"), vector_of("b")])
+    store.vectors.upsert_windows(["A.cs#0.0", "A.cs#1.0"], [vector_of("a"), vector_of("b")])
     assert not store.first_windows_pending() and store.embedded_count() == 2
 
 
@@ -110,10 +108,10 @@ def test_a_write_killed_midway_is_finished_by_the_next(store, monkeypatch):
 
     def crash(*args):
         raise KeyboardInterrupt               # as if killed while Chroma was written
-    monkeypatch.setattr(type(store.collection), "delete", crash)
+    monkeypatch.setattr(type(store.vectors.collection), "delete", crash)
     store.replace_files([file_index("A.cs", ["Load"], sha="sha2")])
     with pytest.raises(KeyboardInterrupt):
-        store.delete_doomed()
+        store.vectors.delete_doomed()
     monkeypatch.undo()
     assert store.count("doomed") == 1 and store.count("windows") == 1     # Save's window
     write(store)                              # the next run of any kind finishes the work
@@ -144,7 +142,7 @@ def test_a_lookup_by_window_or_file_costs_the_same_in_a_large_index(store):
     def lookups():
         store.window_chunks(["A.cs#0.0", "A.cs#1.0"])
         store.replace_files([file_index("A.cs", ["Load", "Save"], sha=f"sha{len(counts)}")])
-        store.delete_doomed()
+        store.vectors.delete_doomed()
         store.pending_windows(10, files=["A.cs"])
     counts = []
     for files in (0, 300):
@@ -161,31 +159,31 @@ def test_a_lost_chroma_is_refilled_from_the_embedding_cache(store, tmp_path):
     import shutil
     write(store, file_index("A.cs", ["Load", "Save"]), file_index("B.cs", ["Run"]))
     shutil.rmtree(tmp_path / "db" / "chroma")
-    store._collection = None
-    assert "3 windows to restore" in store.sync_vectors()
+    store.vectors._collection = None
+    assert "3 windows to restore" in store.vectors.sync_vectors()
     assert store.embedded_count() == 0
     write(store)                              # their vectors come back from the cache
     assert chroma_ids(store) == ["A.cs#0.0", "A.cs#1.0", "B.cs#0.0"]
-    assert np.allclose(store.collection.get(["A.cs#1.0"])[1][0], vector_of("key-Save"))
-    assert store.sync_vectors() is None        # in step now: nothing to do
+    assert np.allclose(store.vectors.collection.get(["A.cs#1.0"])[1][0], vector_of("key-Save"))
+    assert store.vectors.sync_vectors() is None        # in step now: nothing to do
 
 
 def test_stray_vectors_are_removed_and_missing_ones_restored(store):
     write(store, file_index("A.cs", ["Load", "Save"]))
-    store.collection.delete(["A.cs#1.0"])
-    store.collection.upsert(["Gone.cs#0.0", "Gone.cs#1.0"], [[1.0] + [0.0] * 383] * 2, None)
-    assert "2 strays removed" in store.sync_vectors()
+    store.vectors.collection.delete(["A.cs#1.0"])
+    store.vectors.collection.upsert(["Gone.cs#0.0", "Gone.cs#1.0"], [[1.0] + [0.0] * 383] * 2, None)
+    assert "2 strays removed" in store.vectors.sync_vectors()
     write(store)
     assert chroma_ids(store) == ["A.cs#0.0", "A.cs#1.0"]
 
 
 def test_a_window_with_neither_text_nor_cached_vector_sends_its_file_back(store):
     write(store, file_index("A.cs", ["Load"]))
-    store.forget_vectors()
-    store.collection.delete(["A.cs#0.0"])
-    store.sync_vectors()                      # pending again, its text long gone
+    store.vectors.forget_vectors()
+    store.vectors.collection.delete(["A.cs#0.0"])
+    store.vectors.sync_vectors()                      # pending again, its text long gone
     [(wid, key, text)] = store.pending_windows(10)
-    assert text is None and not store.cached_vectors([key])
+    assert text is None and not store.vectors.cached_vectors([key])
     store.reread([wid])
     assert store.dirty_files() == ["A.cs"] and store.count("windows") == 0
 
@@ -198,7 +196,7 @@ def test_an_old_format_is_rebuilt_keeping_the_embedding_cache(store, tmp_path, c
         Store(tmp_path / "db")
     fresh = open_store_afresh(tmp_path / "db", "an older format")
     assert fresh.count("chunks") == 0
-    assert set(fresh.cached_vectors({"key-Load", "key-Save"})) == {"key-Load", "key-Save"}
+    assert set(fresh.vectors.cached_vectors({"key-Load", "key-Save"})) == {"key-Load", "key-Save"}
     assert "keeping 2 cached vectors" in capsys.readouterr().err
 
 
@@ -206,8 +204,8 @@ def test_an_old_format_is_rebuilt_keeping_the_embedding_cache(store, tmp_path, c
 def flat_in_step(store):
     """Whether vectors.f32 holds every cached vector at its seq, and flat_seq is the last."""
     rows = store.db.execute("SELECT seq, vec FROM vectors").fetchall()
-    data = np.fromfile(store.flat_path(), dtype="<f4").reshape(-1, 384)
-    return store.flat_seq() == max(s for s, _ in rows) and \
+    data = np.fromfile(store.vectors.flat_path(), dtype="<f4").reshape(-1, 384)
+    return store.vectors.flat_seq() == max(s for s, _ in rows) and \
         all(data[s].tobytes() == vec for s, vec in rows)
 
 
@@ -220,7 +218,7 @@ def many_members(store, files=20, members=20):
     """files x members windows, each with a random cached vector of its own."""
     store.replace_files([file_index(f"F{i}.cs", [f"M{i}_{j}" for j in range(members)])
                          for i in range(files)])
-    store.cache_vectors((key, vector_of(key)) for _, key, _ in store.pending_windows(10**6))
+    store.vectors.cache_vectors((key, vector_of(key)) for _, key, _ in store.pending_windows(10**6))
 
 
 def same_answer(got, want):
@@ -233,11 +231,11 @@ def same_answer(got, want):
 def scan_agrees(store, qvec, n=3):
     """CacheScan's answer reading vectors.f32 (and SQLite for the rows above flat_seq only)
     is the one it gives without the file, and with the file cut short. Returns it."""
-    read, blocks = [], store.vector_blocks
-    store.vector_blocks = lambda after=0: (read.extend(r) or r for r in blocks(after))
+    read, blocks = [], store.vectors.vector_blocks
+    store.vectors.vector_blocks = lambda after=0: (read.extend(r) or r for r in blocks(after))
     got = CacheScan(store).nearest(qvec, n)
-    assert all(seq > store.flat_seq() for seq, _, _ in read)
-    flat = store.flat_path()
+    assert all(seq > store.vectors.flat_seq() for seq, _, _ in read)
+    flat = store.vectors.flat_path()
     saved = flat.read_bytes()
     flat.unlink()
     for want in (CacheScan(store).nearest(qvec, n), None):
@@ -247,7 +245,7 @@ def scan_agrees(store, qvec, n=3):
         assert same_answer(got, want)
     flat.write_bytes(saved)
     restamp(store)                            # the same bytes: as the last write left them
-    store.vector_blocks = blocks
+    store.vectors.vector_blocks = blocks
     return got
 
 
@@ -255,31 +253,31 @@ def restamp(store):
     """Record vectors.f32's stamp as the last write's, whatever changed it."""
     with store.db:
         store.db.execute("UPDATE meta SET value=? WHERE key='flat_stamp'",
-                         (flatfile.stamp(store.flat_path()),))
+                         (flatfile.stamp(store.vectors.flat_path()),))
 
 
 def test_each_cached_vector_is_in_the_flat_file_at_its_seq(store):
     many_members(store, files=3, members=4)
-    assert store.flat_seq() == 12 and flat_in_step(store)
-    store.cache_vectors([("key-M0_0", vector_of("again")), ("extra", vector_of("extra"))])
-    assert store.flat_seq() == 14 and flat_in_step(store)     # a replaced key: a new seq
-    store.forget_vectors()                                     # another model's: all dead
-    assert store.flat_seq() == 0 and not store.flat_path().exists()
-    store.cache_vectors([("key-M0_1", vector_of("key-M0_1"))])
-    assert store.flat_seq() == 15 and flat_in_step(store)
+    assert store.vectors.flat_seq() == 12 and flat_in_step(store)
+    store.vectors.cache_vectors([("key-M0_0", vector_of("again")), ("extra", vector_of("extra"))])
+    assert store.vectors.flat_seq() == 14 and flat_in_step(store)     # a replaced key: a new seq
+    store.vectors.forget_vectors()                                     # another model's: all dead
+    assert store.vectors.flat_seq() == 0 and not store.vectors.flat_path().exists()
+    store.vectors.cache_vectors([("key-M0_1", vector_of("key-M0_1"))])
+    assert store.vectors.flat_seq() == 15 and flat_in_step(store)
 
 
 def test_the_cache_scan_reads_the_flat_file_and_answers_as_sqlite_does(store):
     rng = np.random.default_rng(7)
     many_members(store)
     qvec = vector_of("the question")
-    store.cache_vectors([("key-M3_4", near(qvec, rng, 0.1))])
+    store.vectors.cache_vectors([("key-M3_4", near(qvec, rng, 0.1))])
     assert scan_agrees(store, qvec)[0][0] == "F3.cs#4"
     # 60 keys near the question, then replaced by far vectors: their rows, still in the
     # file, are nearer than any live one and must not crowd the live ones out
     keys = [f"key-M{i}_{j}" for i in range(5, 8) for j in range(20)]
-    store.cache_vectors((k, near(qvec, rng, 0.05)) for k in keys)
-    store.cache_vectors((k, vector_of(k + "far")) for k in keys)
+    store.vectors.cache_vectors((k, near(qvec, rng, 0.05)) for k in keys)
+    store.vectors.cache_vectors((k, vector_of(k + "far")) for k in keys)
     assert flat_in_step(store)
     assert scan_agrees(store, qvec)[0][0] == "F3.cs#4"
     for question in ("another", "a third"):
@@ -290,16 +288,16 @@ def test_rows_an_older_version_wrote_are_read_from_sqlite_until_a_sync(store):
     rng = np.random.default_rng(8)
     many_members(store)
     qvec = vector_of("the question")
-    flat = store.flat_seq()
+    flat = store.vectors.flat_seq()
     with store.db:                           # an older version: SQL only, no file
         store.db.execute("DELETE FROM vectors WHERE key='key-M9_9'")
         store.db.execute("INSERT INTO vectors(key, vec) VALUES ('key-M9_9', ?)",
                          (near(qvec, rng, 0.1).tobytes(),))
-    assert store.flat_seq() == flat and scan_agrees(store, qvec)[0][0] == "F9.cs#9"
-    store.cache_vectors([("key-M2_2", near(qvec, rng, 0.05))])    # not alone above flat_seq
-    assert store.flat_seq() == flat and scan_agrees(store, qvec)[0][0] == "F2.cs#2"
-    store.sync_flat()
-    assert flat_in_step(store) and store.flat_seq() == flat + 2
+    assert store.vectors.flat_seq() == flat and scan_agrees(store, qvec)[0][0] == "F9.cs#9"
+    store.vectors.cache_vectors([("key-M2_2", near(qvec, rng, 0.05))])    # not alone above flat_seq
+    assert store.vectors.flat_seq() == flat and scan_agrees(store, qvec)[0][0] == "F2.cs#2"
+    store.vectors.sync_flat()
+    assert flat_in_step(store) and store.vectors.flat_seq() == flat + 2
     assert scan_agrees(store, qvec)[0][0] == "F2.cs#2"
 
 
@@ -307,11 +305,11 @@ def test_a_lost_flat_file_is_read_from_sqlite_and_written_again(store):
     many_members(store, files=5)
     qvec = vector_of("the question")
     want = scan_agrees(store, qvec)
-    store.flat_path().unlink()
-    store.cache_vectors([("new", vector_of("new"))])     # it notices, writes nothing
-    assert store.readable_flat_seq() == 0 and not store.flat_path().exists()
+    store.vectors.flat_path().unlink()
+    store.vectors.cache_vectors([("new", vector_of("new"))])     # it notices, writes nothing
+    assert store.vectors.readable_flat_seq() == 0 and not store.vectors.flat_path().exists()
     assert same_answer(CacheScan(store).nearest(qvec, 3), want)
-    store.sync_flat()
+    store.vectors.sync_flat()
     assert flat_in_step(store) and same_answer(scan_agrees(store, qvec), want)
 
 
@@ -319,13 +317,13 @@ def test_check_compares_the_flat_file_with_the_cache(store):
     from codebase_rag.check import flat_problems
     many_members(store, files=2)
     assert flat_problems(store) == []
-    with open(store.flat_path(), "r+b") as f:
+    with open(store.vectors.flat_path(), "r+b") as f:
         f.seek(5 * 384 * 4)
         f.write(vector_of("wrong").tobytes())
     [problem] = flat_problems(store)
     assert "1 of 40 sampled" in problem and problem.endswith(f"run: {INDEX_COMMAND}")
     restamp(store)                 # damage the stamp cannot see: the sample finds it
-    store.sync_flat()
+    store.vectors.sync_flat()
     assert flat_in_step(store) and flat_problems(store) == []
 
 
@@ -339,33 +337,33 @@ def test_a_scan_never_ranks_from_a_row_of_the_flat_file_that_the_cache_does_not_
     qvec = vector_of("the question")
     want = CacheScan(store).nearest(qvec, 5)
     for row in (qvec.tobytes(), np.full(384, np.nan, dtype="<f4").tobytes()):
-        with open(store.flat_path(), "r+b") as f:
+        with open(store.vectors.flat_path(), "r+b") as f:
             f.seek(7 * 384 * 4)
             f.write(row)
         restamp(store)
         got = CacheScan(store).nearest(qvec, 5)
         assert same_answer(got, want) and all(0 <= d <= 2 for _, d in got)
-        assert store.meta("flat_stamp") == "damaged" and store.readable_flat_seq() == 0
-        damaged, flat = store.flat_path().read_bytes(), store.flat_seq()
-        store.cache_vectors([(f"new{len(row)}", vector_of("new"))])     # alone above it
-        assert store.flat_seq() == flat and store.flat_path().read_bytes() == damaged
-        store.sync_flat()
+        assert store.meta("flat_stamp") == "damaged" and store.vectors.readable_flat_seq() == 0
+        damaged, flat = store.vectors.flat_path().read_bytes(), store.vectors.flat_seq()
+        store.vectors.cache_vectors([(f"new{len(row)}", vector_of("new"))])     # alone above it
+        assert store.vectors.flat_seq() == flat and store.vectors.flat_path().read_bytes() == damaged
+        store.vectors.sync_flat()
         assert "vectors.f32: 1 of its rows differed" in capsys.readouterr().err
         assert flat_in_step(store) and same_answer(CacheScan(store).nearest(qvec, 5), want)
 
 
 def test_a_chroma_vector_unlike_the_cache_makes_chroma_afresh(store):
     write(store, *[file_index(f"F{i}.cs", [f"M{i}_{j}" for j in range(5)]) for i in range(4)])
-    assert store.sync_vectors() is None
-    store.collection.upsert(["F2.cs#3.0"], [vector_of("wrong").tolist()], None)
-    assert "1 of 20 sampled vectors were not the cache's" in store.sync_vectors()
+    assert store.vectors.sync_vectors() is None
+    store.vectors.collection.upsert(["F2.cs#3.0"], [vector_of("wrong").tolist()], None)
+    assert "1 of 20 sampled vectors were not the cache's" in store.vectors.sync_vectors()
     write(store)                              # every vector back from the cache
-    ids, vectors = store.collection.get()
+    ids, vectors = store.vectors.collection.get()
     keys = store.window_keys()
-    cached = store.cached_vectors(keys.values())
+    cached = store.vectors.cached_vectors(keys.values())
     assert len(ids) == 20 and all(np.allclose(v, cached[keys[w]], atol=1e-6)
                                   for w, v in zip(ids, vectors))
-    assert store.sync_vectors() is None
+    assert store.vectors.sync_vectors() is None
 
 
 def test_an_index_started_afresh_has_its_own_flat_file(store, tmp_path):
@@ -373,16 +371,16 @@ def test_an_index_started_afresh_has_its_own_flat_file(store, tmp_path):
     from codebase_rag.store import salvage
     many_members(store, files=3)
     store.set_identity(Identity("m", "int8", "/src", True, ("*.gen",)))
-    store.forget_vectors(["key-M0_0", "key-M0_1"])
-    store.cache_vectors([("key-M0_0", vector_of("again"))])       # the old file: 61 rows + 0
+    store.vectors.forget_vectors(["key-M0_0", "key-M0_1"])
+    store.vectors.cache_vectors([("key-M0_0", vector_of("again"))])       # the old file: 61 rows + 0
     with store.db:
         store.db.execute("UPDATE meta SET value='1' WHERE key='schema'")
     assert salvage(tmp_path / "db")[1] == Identity("m", "int8", "/src", True, ("*.gen",))
     fresh = open_store_afresh(tmp_path / "db", "an older format")
     assert fresh.identity == Store(tmp_path / "db").identity == Identity(
         "m", "int8", "/src", True, ("*.gen",))
-    assert fresh.flat_seq() == 59 and flat_in_step(fresh)
-    assert fresh.flat_path().stat().st_size == 60 * 384 * 4
+    assert fresh.vectors.flat_seq() == 59 and flat_in_step(fresh)
+    assert fresh.vectors.flat_path().stat().st_size == 60 * 384 * 4
     scan_agrees(fresh, vector_of("the question"))
 
 
@@ -435,7 +433,7 @@ def test_a_large_memory_reader_shortlists_by_main_directions_and_answers_as_the_
     def add(files, members=30):
         store.replace_files([file_index(f"F{i}.cs", [f"M{i}_{j}" for j in range(members)])
                              for i in files])
-        store.cache_vectors((key, near(topics[int(key[5:].split("_")[0]) % 40], rng, 1.5))
+        store.vectors.cache_vectors((key, near(topics[int(key[5:].split("_")[0]) % 40], rng, 1.5))
                             for _, key, _ in store.pending_windows(10**6))
     add(range(60))
     memory = nearest.MemoryNearest(store)

@@ -1,8 +1,9 @@
-"""Cache: the part of the index folder that holds vectors. The embedding cache (index.sqlite's
+"""Vectors: the part of the index folder that holds vectors. The embedding cache (index.sqlite's
 vectors table: a vector per embedded text, keyed by the text's hash and the precision),
 vectors.f32 (flat.py), its rows in one flat file, and Chroma (chroma.py), one vector per
-embedded window; this module keeps the last two in step with the first. EmbeddingCache is a
-part of store.Store, on its connection: see store.py for the two-step write they share.
+embedded window; this module keeps the last two in step with the first. IndexVectors is a
+part a store.Store holds (store.vectors), on its connection: see store.py for the two-step
+write they share.
 
 Both copies are made afresh as a new generation beside the old one (a file or folder of its
 own name, which meta flat_file or chroma_dir points to), never by renaming over or deleting
@@ -16,7 +17,7 @@ import sqlite3
 import struct
 
 from . import flat as flatfile
-from .chroma import Vectors
+from .chroma import Vectors as Chroma
 from .errors import DamagedIndex, warn
 from .oslayer import TRASH, remove_unused
 
@@ -36,16 +37,33 @@ def parts(items, size=500):
     return (items[i:i + size] for i in range(0, len(items), size))
 
 
-class EmbeddingCache:
-    """The vectors of a Store (its db, folder and meta): the embedding cache, vectors.f32
-    and Chroma."""
+def read_meta(db, key, default=None):
+    row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    return row[0] if row else default
+
+
+class IndexVectors:
+    """The vectors of an index folder, on its Store's connection db: the embedding cache,
+    vectors.f32 and Chroma. writer: this process holds, or is about to take, the writer lock
+    (runs.py opens such Stores), and so may create Chroma; a reader finding none is told so.
+    read_only: nobody can write the folder."""
+
+    def __init__(self, db, folder, writer=False, read_only=False):
+        self.db, self.folder, self.writer, self.read_only = db, folder, writer, read_only
+        self._collection = None
+
+    def meta(self, key, default=None):
+        return read_meta(self.db, key, default)
+
+    def embedded_count(self):
+        return self.db.execute("SELECT COUNT(*) FROM windows WHERE embedded=1").fetchone()[0]
 
     @property
     def collection(self):
         """Chroma, created on a writer's first use (a reader finding none is told so)."""
         if self._collection is None:
-            self._collection = Vectors(self.chroma_path(), create=self.writer,
-                                       nothing_stored=not self.embedded_count())
+            self._collection = Chroma(self.chroma_path(), create=self.writer,
+                                      nothing_stored=not self.embedded_count())
         return self._collection
 
     def chroma_path(self):
@@ -73,8 +91,6 @@ class EmbeddingCache:
             if entry.name != chroma and (CHROMA_GENERATION.fullmatch(entry.name) or
                                          TRASH in entry.name):
                 remove_unused(entry.path)
-
-    writer = False                # set by the process that holds the writer lock
 
     # -- the embedding cache
     def vector_blocks(self, after=0, size=20_000):
@@ -309,7 +325,7 @@ class EmbeddingCache:
                 self.chroma_afresh()
             self.sweep()
             return f"{afresh}; {done:,} windows to restore"
-        want = set(self.window_keys())
+        want = {wid for (wid,) in self.db.execute("SELECT id FROM windows WHERE embedded=1")}
         extra, missing = sorted(have - want), sorted(want - have)
         for part in parts(extra, 4000):
             self.collection.delete(part)
