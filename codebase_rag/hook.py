@@ -16,8 +16,9 @@ from .walk import in_tree
 
 def store_for_file(path, db=None, cwd=None, writer=False):
     """(store, source root, relative path) for a file, or None if no index covers it, or
-    if it lies outside the indexed tree (writer: the store of a run that writes it) (after resolving '..' and symlinks: a path through
-    a link the walk does not follow names the file it reaches)."""
+    if it lies outside the indexed tree (after resolving '..' and symlinks: a path through
+    a link the walk does not follow names the file it reaches). writer: the store is for a
+    run that writes it."""
     path = os.path.normpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(path)))
     folder = Path(db) if db else find_index(Path(path).parent)
     if folder is None or not (Path(folder) / "index.sqlite").is_file():

@@ -91,9 +91,15 @@ def extract_uses(rel, text, chunks, language):
 
 class Indexer:
     """One writing run over an index. embedder: any Embedder (see embed.py); default: the
-    index's exported model, at the index's precision."""
+    index's exported model, at the index's precision. progress: notes and progress lines
+    (not --quiet). A whole-tree run (runs.index_tree) says what it is: rebuild, drop
+    everything first (under the lock); team, a TeamCache (remote.py) for a run with a
+    server; record, a full run whose state, progress and errors --status reports. named:
+    files a hook or --single named, read even if their size and time look the same (a second
+    edit within the file system's time granularity)."""
 
-    def __init__(self, store, root, ignore, model=None, progress=True, embedder=None):
+    def __init__(self, store, root, ignore, model=None, progress=True, embedder=None, *,
+                 rebuild=False, team=None, record=False, named=()):
         self.store, self.root, self.ignore = store, Path(root), ignore
         self.model_path, self.model_id = resolve_model(model)
         self.precision = store.identity.precision
@@ -103,19 +109,15 @@ class Indexer:
         self.count_tokens = embedder.count_tokens if embedder else self.model.count_tokens
         self.max_tokens = getattr(embedder, "max_tokens", MAX_TOKENS) if embedder else \
             self.model.max_tokens     # each window fits the model: none is cut short
-        self.progress = progress      # notes and progress lines (not --quiet)
+        self.progress = progress
         self.bar = progress and sys.stderr.isatty()
         self.meter = None             # step 2's progress, while it runs
         self.walked = set()           # paths the walk already found indexable
         self.read = set()             # files read and chunked by this run
-        self.named = set()            # files a hook or --single named: read even if their
-                                      # size and time look the same (a second edit within
-                                      # the file system's time granularity)
+        self.named = set(named)
         self.stats = dict(files=0, gone=0, added=0, updated=0, removed=0, embedded=0, cached=0,
                           server=0, parse_errors=0)
-        self.team = None              # a TeamCache (remote.py), for full runs with a server
-        self.rebuild = False          # drop everything first (under the lock)
-        self.record = False           # a full run: keep its state for --status
+        self.rebuild, self.team, self.record = rebuild, team, record
 
     # -- step 1
     def run(self, work, deadline=None):
@@ -193,40 +195,77 @@ class Indexer:
         self.stats["updated"] += updated
         self.stats["removed"] += removed
 
+    # -- both steps, under the lock
+    def drain(self, work, rebuild=False):
+        """Both steps over work, then over whatever came meanwhile, until nothing is left;
+        then Chroma in step with the windows (call with the lock held). What came meanwhile
+        is taken in one place (take_arrivals) before every batch of embedding, so an edit
+        never waits for a long build. The model's export, if needed, runs meanwhile in a
+        child process. rebuild: drop everything first, once the model is known to embed."""
+        store = self.store
+        export = self.model.ensure(self.progress) if self.embedder is None else None
+        if rebuild:
+            if export:
+                export.result()
+            self.embed([SMOKE_TEXT])
+            store.prepare_rebuild()
+        store.vectors.sync_flat()      # an older version's cache rows into vectors.f32
+        while True:
+            work = self.take_arrivals(work)
+            if work:
+                self.run(work)
+                store.set_meta(reading="")
+                work = {}
+            if export:
+                export.result()
+                export = None
+            if self.embed_batch():
+                continue
+            repaired = store.vectors.sync_vectors()
+            if repaired:
+                warn(f"repaired the vector store: {repaired}")
+            elif not has_pending(store.folder) and not store.dirty_files():
+                break
+        if self.team:
+            self.team.finish(store)
+
+    def take_arrivals(self, work):
+        """work, with what came since the last look: a whole-tree refresh asked for (a
+        checkout), the files hooks queued, and the files left dirty (their windows' texts
+        were lost)."""
+        if take_refresh(self.store.folder):
+            work = {**self.walk_tree(), **work}
+        queued = take_pending(self.store.folder) if has_pending(self.store.folder) else set()
+        self.named |= queued
+        extra = set(self.store.dirty_files()) | queued
+        return {**work, **{rel: stat_or_none(self.root / rel) for rel in extra if rel not in work}}
+
     # -- step 2
-    def embed_pending(self):
-        """Give every pending window its vector, in Chroma. Files queued by hooks meanwhile,
-        and a whole-tree refresh asked for meanwhile (a checkout), are read between two
-        batches, so an edit never waits for a long build."""
+    def embed_batch(self):
+        """Give up to FLUSH pending windows their vectors, in Chroma; False if none was
+        pending (the step's progress then ends)."""
         store = self.store
         store.vectors.delete_doomed()
-        todo = store.count("windows") - store.embedded_count()
-        if not todo:
-            return
-        self.meter = Meter(store, todo, self.progress, self.bar)
-        while True:
-            if take_refresh(store.folder):
-                self.run(self.walk_tree())
-            if has_pending(store.folder):
-                queued = take_pending(store.folder)
-                self.named |= queued
-                self.run({rel: stat_or_none(self.root / rel) for rel in queued})
-            store.vectors.delete_doomed()
-            rows = store.pending_windows(FLUSH)
-            if not rows:
-                break
-            vectors = self.vectors({key: text for _, key, text in rows})
-            lost = [wid for wid, key, _ in rows if key not in vectors]
-            if lost:                    # no text and no cached vector: read the file again
-                store.reread(lost)
-            ready = [(wid, vectors[key]) for wid, key, _ in rows if key in vectors]
-            store.vectors.upsert_windows([w for w, _ in ready], [v for _, v in ready])
-            if self.record and not store.meta("members_covered_after") and \
-                    not store.first_windows_pending():
-                since = float(store.meta("build_started", time.time()))
-                store.set_meta(members_covered_after=f"{time.time() - since:.1f}")
-        self.meter.close()
-        self.meter = None
+        rows = store.pending_windows(FLUSH)
+        if not rows:
+            if self.meter:
+                self.meter.close()
+                self.meter = None
+            return False
+        if self.meter is None:
+            todo = store.count("windows") - store.embedded_count()
+            self.meter = Meter(store, todo, self.progress, self.bar)
+        vectors = self.vectors({key: text for _, key, text in rows})
+        lost = [wid for wid, key, _ in rows if key not in vectors]
+        if lost:                        # no text and no cached vector: read the file again
+            store.reread(lost)
+        ready = [(wid, vectors[key]) for wid, key, _ in rows if key in vectors]
+        store.vectors.upsert_windows([w for w, _ in ready], [v for _, v in ready])
+        if self.record and not store.meta("members_covered_after") and \
+                not store.first_windows_pending():
+            since = float(store.meta("build_started", time.time()))
+            store.set_meta(members_covered_after=f"{time.time() - since:.1f}")
+        return True
 
     def vectors(self, texts):
         """{cache key: vector} for {cache key: text}: from the local cache, else from the
@@ -320,75 +359,58 @@ def stat_or_none(path):
         return None
 
 
-def write_under_lock(store, indexer, work, wait=None, record=False, kind="files"):
-    """Run both steps over work (None: the whole tree, walked once the lock is held; and any
-    dirty or queued files) holding the lock; then bring Chroma in step with the windows. The
-    model's export, if needed, runs meanwhile in a child process. With wait set, give up
-    after that many seconds; False if it did. record: a full run, whose state, progress and
-    errors --status reports. kind: what --status says holds the lock (build, files, hook)."""
+def write_under_lock(store, indexer, work, wait=None, kind="files"):
+    """Run both steps over work (None: the whole tree, walked once the lock is held; and
+    whatever comes meanwhile: Indexer.drain) holding the writer lock, with the run's state
+    recorded for --status (what holds the lock, kind: build, files, hook; and for a full
+    run, indexer.record, its progress and errors). An edit or a refresh asked for after the
+    last look but before the release is taken by another turn, waiting a second at most.
+    With wait set, give up after that many seconds; False if it did."""
+    if not store.vectors.writer:
+        raise ValueError("write_under_lock needs a Store opened with writer=True")
+    turn = 0
+    while lock := acquire(store.folder, wait if turn == 0 else 1, indexer.progress):
+        record = indexer.record and turn == 0
+        try:
+            if record:                # from scratch: a first build (or one resumed), a rebuild
+                scratch = indexer.rebuild or not store.embedded_count() or \
+                    store.meta("from_scratch")
+                store.set_meta(build_state="building", build_started=f"{time.time():.1f}",
+                               members_covered_after="", from_scratch="1" if scratch else "")
+            if work is None:
+                work = indexer.walk_tree()
+                store.set_meta(reading=str(sum(st is not None for st in work.values())))
+            record_holder(store.folder, kind, len(work))
+            indexer.drain(work, rebuild=indexer.rebuild and turn == 0)
+            if record or indexer.walked:  # a whole-tree pass, done: the index is built
+                store.set_meta(build_state="built", from_scratch="", **indexer.finished())
+        except Exception as e:
+            if record:
+                store.set_meta(build_state="failed", last_error=one_line(e),
+                               last_error_at=f"{time.time():.1f}")
+            raise
+        finally:
+            remove_unused(store.folder / HOLDER)    # (a --status reading it: stays, harmless)
+            lock.release()
+        if not has_pending(store.folder):
+            return True
+        work, turn = {}, turn + 1
+    return turn > 0
+
+
+def acquire(folder, wait, progress):
+    """The writer lock of the index folder, held; None if wait (seconds) ran out first."""
     from filelock import Timeout
-    lock = writer_lock(store.folder)
+    lock = writer_lock(folder)
     try:
         lock.acquire(timeout=0)
     except Timeout:
         if wait is not None and wait <= 0:
-            return False
-        if indexer.progress:
+            return None
+        if progress:
             warn("waiting for another indexing run to finish...")
         try:
             lock.acquire(timeout=-1 if wait is None else wait)
         except Timeout:
-            return False
-    indexer.record = record
-    try:
-        if record:                    # from scratch: a first build (or one resumed), a rebuild
-            scratch = indexer.rebuild or not store.embedded_count() or store.meta("from_scratch")
-            store.set_meta(build_state="building", build_started=f"{time.time():.1f}",
-                           members_covered_after="", from_scratch="1" if scratch else "")
-        if work is None:
-            work = indexer.walk_tree()
-            store.set_meta(reading=str(sum(st is not None for st in work.values())))
-        record_holder(store.folder, kind, len(work))
-        export = indexer.model.ensure(indexer.progress) if indexer.embedder is None else None
-        if indexer.rebuild:
-            if export:
-                export.result()
-            (indexer.embedder or indexer.model.embedder())([SMOKE_TEXT])
-            store.prepare_rebuild()   # only once the model is known to embed
-        store.vectors.sync_flat()             # an older version's cache rows into vectors.f32
-        while True:
-            if take_refresh(store.folder):
-                work = {**indexer.walk_tree(), **work}
-            queued = take_pending(store.folder)
-            indexer.named |= queued
-            extra = set(store.dirty_files()) | queued
-            work = dict(work)
-            work.update({rel: stat_or_none(indexer.root / rel) for rel in extra if rel not in work})
-            indexer.run(work)
-            store.set_meta(reading="")
-            if export:
-                export.result()
-                export = None
-            indexer.embed_pending()
-            repaired = store.vectors.sync_vectors()
-            if repaired:
-                warn(f"repaired the vector store: {repaired}")
-            elif not has_pending(store.folder) and not store.dirty_files():
-                break
-            work = {}
-        if indexer.team:
-            indexer.team.finish(store)
-        if record or indexer.walked:  # a whole-tree pass, done: the index is built
-            store.set_meta(build_state="built", from_scratch="", **indexer.finished())
-    except Exception as e:
-        if record:
-            store.set_meta(build_state="failed", last_error=one_line(e),
-                           last_error_at=f"{time.time():.1f}")
-        raise
-    finally:
-        remove_unused(store.folder / HOLDER)    # (a --status reading it: stays, harmless)
-        lock.release()
-    # an edit or a refresh may have been asked for after the last look but before the release
-    if has_pending(store.folder):
-        return write_under_lock(store, indexer, {}, wait=1, kind=kind) or True
-    return True
+            return None
+    return lock

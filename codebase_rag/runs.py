@@ -131,17 +131,16 @@ def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True
     refuse_bad_address(server)
     store = open_for_write(db, source, model, rebuild, excludes)
     rechunk_changed_languages(store)
-    ignore = Ignore(source, excludes)
-    indexer = Indexer(store, source, ignore, model, progress, embedder)
-    indexer.rebuild = rebuild
+    team = None
     if server:
         from .remote import TeamCache
-        indexer.team = TeamCache(server, SERVER_TOKEN, indexer.model_id, indexer.precision)
+        team = TeamCache(server, SERVER_TOKEN, store.identity.model, store.identity.precision)
+    indexer = Indexer(store, source, Ignore(source, excludes), model, progress, embedder,
+                      rebuild=rebuild, team=team, record=True)
     before = store.count("chunks")
     # detached, leave the work to a build that holds the lock (not to a --status that
     # holds it for a moment to see whether one does), with a mark it honours before it ends
-    if not write_under_lock(store, indexer, None, wait=5 if detached else None, record=True,
-                            kind="build"):
+    if not write_under_lock(store, indexer, None, wait=5 if detached else None, kind="build"):
         request_refresh(db)
         return f"another build of {db} is running; it will pick up every change"
     s = indexer.stats
@@ -247,8 +246,7 @@ def reindex_files(paths, db=None, model=None, progress=True, cwd=None):
         if not rels:
             continue
         refuse_read_only(store.folder)
-        indexer = writer_for(store, root, model, progress)
-        indexer.named = set(rels)
+        indexer = writer_for(store, root, model, progress, named=rels)
         write_under_lock(store, indexer, {rel: stat_or_none(root / rel) for rel in rels})
         done.append({**indexer.stats, "asked": len(rels)})
     return done, skipped
@@ -270,13 +268,15 @@ def single_targets(store, root, rel):
     return {rel}, None
 
 
-def writer_for(store, root, model=None, progress=False):
-    """An Indexer for a run over part of an indexed tree (files, a hook's queue)."""
+def writer_for(store, root, model=None, progress=False, named=()):
+    """An Indexer for a run over part of an indexed tree (files, a hook's queue; named: the
+    files asked for by name)."""
     claim_index_folder(store.folder)
     if store.identity.source != str(root):      # moved with its index: now it is here
         store.set_identity(replace(store.identity, source=str(root)))
     ignore = Ignore(root, store.identity.excludes)
-    indexer = Indexer(store, root, ignore, model or store.identity.model, progress)
+    indexer = Indexer(store, root, ignore, model or store.identity.model, progress,
+                      named=named)
     if store.identity.model != indexer.model_id:
         raise UsageError(f"the index at {store.folder} was built with "
                          f"{store.identity.model}, not {indexer.model_id}")
