@@ -47,8 +47,6 @@ VARIANTS = {
     "vector share 0.45": ({}, {"CODEBASE_RAG_VECTOR_SHARE": "0.45"}, "fusion leans on keywords"),
     "vector share 0.65": ({}, {"CODEBASE_RAG_VECTOR_SHARE": "0.65"}, "fusion leans on meaning"),
     "20 lines": ({}, {"CODEBASE_RAG_LINES": "20"}, "results carry 20 lines (recall unchanged)"),
-    "type doc in header": ({"CODEBASE_RAG_HEADER": "path,owner,name,doc,typedoc"}, {},
-                           "the enclosing type's doc summary in every member's header"),
 }
 
 

@@ -20,12 +20,13 @@ from .errors import ArgParser, UsageError, one_line, read_json, report, warn
 
 
 def parse_args(argv, prog="index.py"):
+    from .languages import LANGUAGES
     p = ArgParser(
         prog=prog,
-        description="Index C#, TypeScript/JavaScript and Python code for semantic search: "
-                    "one chunk per member (method, function, constructor, property, type, "
-                    "...), embedded with all-MiniLM-L6-v2 into a ChromaDB beside the code. "
-                    "Re-running it refreshes only what changed.",
+        description=f"Index code ({', '.join(lang.name for lang in LANGUAGES)}) for semantic "
+                    "search: one chunk per member (method, function, constructor, property, "
+                    "type, ...), embedded with all-MiniLM-L6-v2 into a ChromaDB beside the "
+                    "code. Re-running it refreshes only what changed.",
         epilog="The index lives in SOURCE/.codebase-rag/ unless --db or CODEBASE_RAG_DB "
                "says otherwise; query.py, --single, --hook and a plain index.py run inside "
                "the tree find it by walking up from the current directory or the file, as "

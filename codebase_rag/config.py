@@ -26,7 +26,8 @@ class Setting(NamedTuple):
     doc: str
     flag: str = None          # the flag that overrides it, where a command has one
     choices: tuple = None
-    lever: bool = False       # a benchmark lever for bench/ablation.py, not a product setting
+    lever: bool = False       # a benchmark or test lever (bench/ablation.py), not a product
+                              # setting: neither a flag nor the README shows it
     bounds: tuple = None      # (lowest, highest) a number may be; None: no limit that side
 
     def problem(self, value, shown):

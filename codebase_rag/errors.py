@@ -134,6 +134,8 @@ class ArgParser(argparse.ArgumentParser):
         """The flag of a setting in config: its default and help come from there."""
         from . import config
         s = config.SETTINGS[name]
+        if s.lever:
+            raise ValueError(f"{s.env} is a benchmark lever: no flag shows it to users")
         value = getattr(config, name)
         shown = f"; default {value}" if value is not None else ""
         doc = kwargs.pop("help", s.doc)

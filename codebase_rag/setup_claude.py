@@ -40,6 +40,7 @@ BEGIN_MARK = "<!-- codebase-rag: begin"
 BEGIN = BEGIN_MARK + " (codebase-rag setup wrote this block; setup --remove takes it out) -->"
 END = "<!-- codebase-rag: end -->"
 PLACEHOLDER = "QUERY_COMMAND"        # in claude_block.md
+LANGUAGE_NAMES = "LANGUAGE_NAMES"    # in claude_block.md: the languages of the table
 BOM = "\ufeff"
 MAX_INDENT = 8                       # a longer "indent" is no look anyone chose: 2 instead
 STORE = "setup.json"                 # in the index folder: the texts setup replaced
@@ -73,7 +74,9 @@ def mcp_server(query_argv=QUERY_ARGV):
 
 def claude_block(query_command=QUERY_COMMAND):
     """The CLAUDE.md block, with the shell command of this installation."""
+    from .languages import LANGUAGES
     text = (Path(__file__).with_name("claude_block.md")).read_text(encoding="utf-8")
+    text = text.replace(LANGUAGE_NAMES, ", ".join(lang.name for lang in LANGUAGES))
     return f"{BEGIN}\n{text.replace(PLACEHOLDER, query_command).rstrip()}\n{END}\n"
 
 
