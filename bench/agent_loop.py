@@ -59,7 +59,7 @@ def placeholder_build(code, src, db):
     from tokenizers import Tokenizer
     import codebase_rag
     from codebase_rag.config import DIM
-    from codebase_rag.runs import index_tree
+    from codebase_rag.build_runs import index_tree
     from codebase_rag.text import text_key
     if Path(codebase_rag.__file__).resolve().parents[1] != Path(code).resolve():
         raise SystemExit(f"--placeholder-build imported {codebase_rag.__file__}, not the "

@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 def step_one(tree, db, extract):
     """Seconds of step 1 over the whole tree into a new index at db."""
     from codebase_rag import indexer as indexer_module
-    from codebase_rag.runs import open_for_write
+    from codebase_rag.build_runs import open_for_write
     from codebase_rag.walk import Ignore
     saved = indexer_module.extract
     if not extract:

@@ -35,7 +35,7 @@ def build(tree, db, embedder=None):
     counts a window's tokens, the index's own model by default)."""
     import shutil
     from codebase_rag.indexer import Indexer
-    from codebase_rag.runs import open_for_write
+    from codebase_rag.build_runs import open_for_write
     from codebase_rag.walk import Ignore
     shutil.rmtree(db, ignore_errors=True)
     store = open_for_write(db, tree, None)

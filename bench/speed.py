@@ -274,7 +274,7 @@ def placeholder_build(src):
     from codebase_rag.config import DIM
     from codebase_rag.config import HUB_MODEL
     from codebase_rag.embed import index_model
-    from codebase_rag.runs import index_tree
+    from codebase_rag.build_runs import index_tree
     from codebase_rag.text import text_key
 
     class Placeholder:

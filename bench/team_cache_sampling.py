@@ -3,7 +3,7 @@ the N windows a team cache supplies, given the sample rate (CODEBASE_RAG_SERVER_
 
 A build looks windows up one flush at a time (CODEBASE_RAG_FLUSH, 2000) and re-embeds a
 fraction of every lookup (at least one window) to compare with the server's vectors. This
-runs the real TeamCache.pick and TeamCache.check (codebase_rag/remote.py) over synthetic
+runs the real TeamCache.pick and TeamCache.check (codebase_rag/team_policy.py) over synthetic
 vectors, no network and no model: the k bad records are placed at random among N, each
 one another record's genuine vector (a swap, as in issue 16), and a build "notices" when
 check() finds a mismatch. Next to it, the exact probability for random placement
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from codebase_rag.config import DIM, FLUSH, SERVER_SAMPLE
-from codebase_rag.remote import TeamCache
+from codebase_rag.team_policy import TeamCache
 
 SIZES = [42, 2000, 20900, 44000]          # the sample tree, one flush, jellyfin, ppy/osu
 BAD = [1, 5, 10, 50, 100, 1000]

@@ -85,7 +85,7 @@ def team_problems(store, folder):
     is found, and --rebuild --no-team-cache embeds them all here."""
     import numpy as np
     from .indexer import build_file
-    from .remote import FLOOR
+    from .team_policy import FLOOR
     from .text import cache_key
     keys = store.vectors.team_keys()
     if not keys:

@@ -77,7 +77,7 @@ def run(args):
     # imported here, so that the hook (main) loads only what it needs
     from .check import check_index, describe, read_only_note
     from .reader import status
-    from .runs import (apply_queue, chunk_record, dry_run, index_tree, locate,
+    from .build_runs import (apply_queue, chunk_record, dry_run, index_tree, locate,
                                    push_only, record_failure, reindex_files, start_background)
     if config.PROBLEMS:
         raise UsageError(config.PROBLEMS[0])

@@ -1,7 +1,7 @@
 """Identity: what an index is of and how its vectors were made (the model, their precision,
 the tree, whether the index moves with it, the globs left out). It is read once, from
-index.sqlite's meta, when a Store opens, and written by one writer, runs.open_for_write
-(runs.writer_for only records where a tree that moved with its index is now). An upgrade to
+index.sqlite's meta, when a Store opens, and written by one writer, build_runs.open_for_write
+(build_runs.writer_for only records where a tree that moved with its index is now). An upgrade to
 a new format keeps it (store.salvage). Pure: a value made from meta, and meta made from it."""
 import json
 from dataclasses import dataclass

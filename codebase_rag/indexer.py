@@ -92,8 +92,8 @@ def extract_uses(rel, text, chunks, language):
 class Indexer:
     """One writing run over an index. embedder: any Embedder (see embed.py); default: the
     index's exported model, at the index's precision. progress: notes and progress lines
-    (not --quiet). A whole-tree run (runs.index_tree) says what it is: rebuild, drop
-    everything first (under the lock); team, a TeamCache (remote.py) for a run with a
+    (not --quiet). A whole-tree run (build_runs.index_tree) says what it is: rebuild, drop
+    everything first (under the lock); team, a TeamCache (team_policy.py) for a run with a
     server; record, a full run whose state, progress and errors --status reports. named:
     files a hook or --single named, read even if their size and time look the same (a second
     edit within the file system's time granularity)."""

@@ -26,13 +26,13 @@ class Language:
     never_walked: tuple = ()  # folders that hold nobody's source (dependencies, caches)
     beside: tuple = ()        # (marker, folders): folders of generated files, skipped where
                               # the marker folder sits beside them
-    syntax: str = ""          # its table in chunkers/tables.py when module is "syntax", the
+    syntax: str = ""          # its table in chunkers/tables.py when module is "treesitter", the
                               # one tree-sitter driver; "" for a chunker of its own
     demo_dir: re.Pattern = DEMO_DIR  # a folder of examples, demos, samples or benchmarks
     demo_block: re.Pattern = None    # module-level code that runs only as a script
     shared_with: tuple = ()   # (extension, language): files of its extension that are that
                               # language's when that language's tree of them shows it (a .h
-                              # of C++: chunkers/syntax.py's header rule); both use the driver
+                              # of C++: chunkers/treesitter.py's header rule); both use the driver
 
     def chunk(self, text, ext):
         """The chunks of a file's text (the chunker module is imported on first use);
@@ -79,19 +79,19 @@ LANGUAGES = (
              demo_block=re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M),
              never_walked=("__pycache__/", ".venv/", "venv/", ".tox/", ".nox/", ".eggs/",
                            "*.egg-info/", "site-packages/", ".mypy_cache/", ".pytest_cache/")),
-    Language("go", (".go",), "syntax", 1, syntax="go",
+    Language("go", (".go",), "treesitter", 1, syntax="go",
              test_dir=NEVER, test_file=re.compile(r"_test\.go$"),
              never_walked=("vendor/", "testdata/")),
-    Language("java", (".java",), "syntax", 1, syntax="java",
+    Language("java", (".java",), "treesitter", 1, syntax="java",
              test_dir=re.compile(r"^tests?$"), test_file=re.compile(r"Tests?\.java$"),
              excludes=("target/", "build/"), never_walked=(".gradle/",)),
-    Language("rust", (".rs",), "syntax", 1, syntax="rust",
+    Language("rust", (".rs",), "treesitter", 1, syntax="rust",
              test_dir=re.compile(r"^tests$"), test_file=NEVER,
              test_namespace=re.compile(r"(^|\.)tests?(\.|$)"), excludes=("target/",)),
-    Language("c", (".c", ".h"), "syntax", 16, syntax="c",
+    Language("c", (".c", ".h"), "treesitter", 16, syntax="c",
              test_dir=NEVER, test_file=NEVER, excludes=("build/", "third_party/"),
              shared_with=((".h", "cpp"),)),
-    Language("cpp", (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx"), "syntax", 16, syntax="cpp",
+    Language("cpp", (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx"), "treesitter", 16, syntax="cpp",
              test_dir=NEVER, test_file=NEVER, excludes=("build/", "third_party/")),
 )
 EXTENSIONS = tuple(ext for lang in LANGUAGES for ext in lang.extensions)

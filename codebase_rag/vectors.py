@@ -45,7 +45,7 @@ def read_meta(db, key, default=None):
 class IndexVectors:
     """The vectors of an index folder, on its Store's connection db: the embedding cache,
     vectors.f32 and Chroma. writer: this process holds, or is about to take, the writer lock
-    (runs.py opens such Stores), and so may create Chroma; a reader finding none is told so.
+    (build_runs.py opens such Stores), and so may create Chroma; a reader finding none is told so.
     read_only: nobody can write the folder."""
 
     def __init__(self, db, folder, writer=False, read_only=False):

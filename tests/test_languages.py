@@ -11,7 +11,7 @@ from conftest import ROOT
 
 from codebase_rag.chunkers import Chunk, contract
 from codebase_rag.languages import LANGUAGES, Language, chunk_source, language_for
-from codebase_rag.runs import index_tree
+from codebase_rag.build_runs import index_tree
 from codebase_rag.text import TEXT_FORMAT
 from codebase_rag.walk import Ignore, walk
 

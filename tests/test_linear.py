@@ -32,7 +32,7 @@ import codebase_rag
 from conftest import ROOT
 from codebase_rag import text as text_module
 from codebase_rag.chunkers import (PLAIN_KIND, PLAIN_LINES, PLAIN_MEMBER, Chunk, OverBudget,
-                                   budget, contract, parsers, plain_windows, spend, syntax,
+                                   budget, contract, parsers, plain_windows, spend, treesitter,
                                    typescript)
 from codebase_rag.chunkers.tables import TABLES
 from codebase_rag.languages import LANGUAGES, chunk_source
@@ -239,8 +239,8 @@ def test_the_patterns_are_found_and_a_syntax_table_holds_none_uncompiled():
     driver holds compiled."""
     from codebase_rag.chunkers import csharp
     found = {(p.pattern, p.flags) for _, p in PATTERNS}
-    for pattern in (text_module.ACRONYM_WORD, syntax._LINE_MARKERS, csharp._DOC_TAG,
-                    typescript._DOC_MARKERS, syntax.PATTERNS["cpp"].keyword_macros[1][1],
+    for pattern in (text_module.ACRONYM_WORD, treesitter._LINE_MARKERS, csharp._DOC_TAG,
+                    typescript._DOC_MARKERS, treesitter.PATTERNS["cpp"].keyword_macros[1][1],
                     LANGUAGES[0].test_dir, re.compile(r"(?<!\\):")):   # team_postgres's
         assert (pattern.pattern, pattern.flags) in found, pattern
     compiled = [p.pattern for _, p in PATTERNS if isinstance(p.pattern, bytes)]
@@ -303,15 +303,15 @@ TEXT_FUNCTIONS = {          # read each family's file
     "text.windows": lambda t: text_module.windows("a.py | m", t,
                                                   lambda ts: [len(x) // 4 for x in ts]),
     "text.fts_words": text_module.fts_words,
-    "syntax.doc_text": syntax.doc_text,
-    "syntax.doc_text(/**)": lambda t: syntax.doc_text("/**" + t),
+    "treesitter.doc_text": treesitter.doc_text,
+    "treesitter.doc_text(/**)": lambda t: treesitter.doc_text("/**" + t),
     "typescript.jsdoc_text": lambda t: typescript.jsdoc_text("/**" + t + "*/"),
     "parsers.looks_minified": parsers.looks_minified,
     "plain_windows": plain_windows,
 }
 FILE_FUNCTIONS = {          # read the file of every shape, as a chunker reads it
-    "syntax._blanked(c)": lambda t: syntax._blanked(t.encode(), "c"),
-    "syntax._blanked(cpp)": lambda t: syntax._blanked(t.encode(), "cpp"),
+    "treesitter._blanked(c)": lambda t: treesitter._blanked(t.encode(), "c"),
+    "treesitter._blanked(cpp)": lambda t: treesitter._blanked(t.encode(), "cpp"),
     **{f"chunk {lang.extensions[0]}": (lambda ext: lambda t: chunk_source("hostile" + ext, t))(
         lang.extensions[0]) for lang in LANGUAGES if lang.name != "javascript"},
     **{f"uses {ext}": (lambda ext: lambda t: uses_of_file("hostile" + ext, t))(ext)
@@ -413,7 +413,7 @@ def test_a_chunker_that_raises_no_longer_loses_its_file(monkeypatch, tmp_path, w
     file its members, never its place in the index: it is read as plain windows, with one
     warning that names it."""
     from codebase_rag import indexer
-    from codebase_rag.runs import index_tree
+    from codebase_rag.build_runs import index_tree
 
     def broken(path, text):
         if path.endswith("broken.py"):

@@ -442,7 +442,7 @@ def test_an_upgrade_after_a_build_in_the_same_process(system, tmp_path, word_emb
     """A library user (a test, a bench script) builds, then upgrades an index of an older
     format in the same process: its own connection from the build, no longer used, does
     not keep index.sqlite from being replaced (Windows)."""
-    from codebase_rag.runs import index_tree
+    from codebase_rag.build_runs import index_tree
     src, db = tmp_path / "src", tmp_path / "db"
     src.mkdir()
     (src / "Energy.cs").write_text("class Energy {\n  void Refill() { }\n}\n")

@@ -11,7 +11,7 @@ import pytest
 
 from codebase_rag.languages import chunk_source
 from codebase_rag.references import ask
-from codebase_rag.runs import index_tree
+from codebase_rag.build_runs import index_tree
 from codebase_rag.store import Store
 from codebase_rag.uses import extract
 from conftest import ROOT

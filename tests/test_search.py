@@ -5,7 +5,7 @@ import pytest
 from codebase_rag import keywords
 from codebase_rag.config import NAME_SAID
 from codebase_rag.keywords import Fts5Keywords, MemoryKeywords
-from codebase_rag.runs import index_tree
+from codebase_rag.build_runs import index_tree
 from codebase_rag.nearest import CacheScan, ChromaNearest, MemoryNearest
 from codebase_rag.search import fuse, rescore, search, vector_share
 from codebase_rag.text import query_shape

@@ -2,7 +2,7 @@
 PostgreSQL with pgvector (from the pgserver wheel), each on a free loopback port, shared by
 clones of the sample tree. A clone takes what a teammate embedded; every fault of the server
 is one warning and a build that completes locally. The tests of what a store must guarantee
-run on both rows of remote.STORES (the `store` fixture)."""
+run on both rows of team_policy.STORES (the `store` fixture)."""
 import json
 import re
 import shutil
@@ -258,7 +258,7 @@ def test_a_postgres_certificate_that_fails_verification_is_one_clear_line(tls_po
     """Not "not PostgreSQL's protocol" (the error is a ValueError too): the host, the
     reason, and what to do, in the line a build warns with and --push-only exits with."""
     from codebase_rag.errors import UsageError
-    from codebase_rag.remote import preflight
+    from codebase_rag.team_policy import preflight
     from codebase_rag.team_postgres import PostgresStore
     url, cert = tls_postgres
     store = PostgresStore(url + "verify-full", None)

@@ -85,7 +85,7 @@ ADDED = [(r, "csharp") for r in (
         "sqlalchemy/sqlalchemy", "twisted/twisted", "tornadoweb/tornado", "dask/dask",
         "pydantic/pydantic", "scrapy/scrapy", "numpy/numpy", "astropy/astropy", "python/mypy")]
 # issue 44: the tree-sitter driver's languages, each a group of its own (a .h file counts as
-# the language its content is read as: chunkers/syntax.py's header rule)
+# the language its content is read as: chunkers/treesitter.py's header rule)
 DRIVER_REPOS = [(r, "go") for r in (
     "golang/tools", "golang/net", "grpc/grpc-go", "prometheus/prometheus", "etcd-io/etcd",
     "gin-gonic/gin", "spf13/cobra", "uber-go/zap")] + \

@@ -1,5 +1,5 @@
-"""What the one tree-sitter driver (syntax.py) knows of each language it reads: node types of
-its grammar, and the part each plays. A language read by the driver is a table here and a
+"""What the one tree-sitter driver (treesitter.py) knows of each language it reads: node types
+of its grammar, and the part each plays. A language read by the driver is a table here and a
 row in languages.py (Language.syntax names the table); no code.
 
 The parts (every value is a node type of the grammar, or a map of node type -> chunk kind):
@@ -29,7 +29,7 @@ The parts (every value is a node type of the grammar, or a map of node type -> c
   names_ok    the pattern a chunk's name matches (else the node is no chunk: broken code)
   keywords    words that are never a declared name (the chunk contract checks it too)
   marks       (C++ only) node types tree-sitter-c lacks: a .h file whose C++ tree holds one
-              is C++ (syntax.py's header rule)
+              is C++ (treesitter.py's header rule)
   macro_functions  (statement, block) node types: a statement that is a call missing its
               `;` and the block right after it are a function a macro defines (Catch2's
               `TEST_CASE("adds", "[math]") {...}`), named by the macro
@@ -67,7 +67,7 @@ class Syntax:
     marks: tuple = ()
     macro_functions: tuple = ()
     cut: bytes = b""                       # where a region tree-sitter could not read is cut
-                                           # into pieces read alone (syntax.py's recovery)
+                                           # into pieces read alone (treesitter.py's recovery)
     blank: bytes = b""                     # its groups are read as blanks: what the
                                            # grammar misreads (see above)
     keyword_macros: tuple = ()             # (keyword, pattern): its groups read as the keyword

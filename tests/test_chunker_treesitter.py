@@ -1,4 +1,4 @@
-"""How the one tree-sitter driver (codebase_rag.chunkers.syntax) cuts Go, Java, Rust, C and
+"""How the one tree-sitter driver (codebase_rag.chunkers.treesitter) cuts Go, Java, Rust, C and
 C++ into chunks, written as snippet -> chunks: (kind, chain, member, start_line, end_line),
 chain being namespace.cls. Line 1 is the line after the opening quotes.
 
@@ -16,7 +16,7 @@ import pytest
 from codebase_rag.chunkers import ChunkerLimit, contract
 from codebase_rag.chunkers.tables import TABLES
 from codebase_rag.languages import LANGUAGES, chunk_source, language_for
-from codebase_rag.runs import index_tree
+from codebase_rag.build_runs import index_tree
 
 EXT = {"go": ".go", "java": ".java", "rust": ".rs", "c": ".c", "cpp": ".cpp"}
 
@@ -248,14 +248,14 @@ def test_hostile_input_keeps_the_contract_or_stops_with_a_chunker_limit(lang, sh
 
 BLANK_HOSTILE = """
 import sys
-from codebase_rag.chunkers import syntax
+from codebase_rag.chunkers import treesitter
 from codebase_rag.chunkers.tables import TABLES
 n = 200_000
 lines = ["A" * n + ";", "  " + "A_" * (n // 2) + "x", "A" * n + "(" + "x" * n,
          "/* aaaa" * (n // 7) + "\\\\", "/**/" * (n // 4) + "\\\\", "class AB [[" * (n // 11),
          "class AB X<" + "a" * n, "template <" + "A_ " * (n // 3), ")\\n  " + "A" * n]
 for line in lines:
-    syntax._blanked((line + "\\n").encode(), sys.argv[1])
+    treesitter._blanked((line + "\\n").encode(), sys.argv[1])
 print("read")
 """
 

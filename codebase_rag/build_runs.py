@@ -1,5 +1,6 @@
-"""Runs: a whole tree (in the foreground, or detached in the background), a few files, a
-hook's event; and what --status says about them."""
+"""Build runs: what index.py runs to write an index: a whole tree (in the foreground, or
+detached in the background), a few files (--single), a hook's queue, --push-only, and the
+chunks a --dry-run would index. (--status is the reader's: reader.status.)"""
 import json
 import os
 import time
@@ -133,7 +134,7 @@ def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True
     rechunk_changed_languages(store)
     team = None
     if server:
-        from .remote import TeamCache
+        from .team_policy import TeamCache
         team = TeamCache(server, SERVER_TOKEN, store.identity.model, store.identity.precision)
     indexer = Indexer(store, source, Ignore(source, excludes), model, progress, embedder,
                       rebuild=rebuild, team=team, record=True)
@@ -163,7 +164,7 @@ def push_only(source, server, excludes=(), model=None, progress=True):
     a build into a temporary folder that is deleted after. A UsageError (exit 2) unless
     every window reached the server."""
     import shutil
-    from .remote import preflight, scratch_folder, shown
+    from .team_policy import preflight, scratch_folder, shown
     if not server:
         raise UsageError("--push-only needs a team cache: --server URL or CODEBASE_RAG_SERVER")
     source, _ = locate(source, None)
@@ -185,7 +186,7 @@ def refuse_bad_address(server):
     """A team cache address its store would refuse is one line now, before anything is
     written or a detached build says it started (no connection is opened)."""
     if server:
-        from .remote import store_for
+        from .team_policy import store_for
         store_for(server, SERVER_TOKEN)
 
 
@@ -258,7 +259,8 @@ def single_targets(store, root, rel):
     held = {r for r in store.manifest() if r == rel or r.startswith(f"{rel}/")} if \
         full.is_dir() or not os.path.lexists(full) else set()      # removed if gone
     if full.is_dir():
-        rels = held | {r for r, _, _ in walk(root, Ignore(root, store.identity.excludes), start=rel)}
+        ignore = Ignore(root, store.identity.excludes)
+        rels = held | {r for r, _, _ in walk(root, ignore, start=rel)}
         return rels, None if rels else "a folder with no file the index reads"
     if not os.path.lexists(full):
         return held, None if held else "no such file, and the index holds none by that name"
