@@ -19,6 +19,7 @@ from .config import (
 from .embed import index_model, resolve_precision
 from .errors import DamagedIndex, OldFormat, UsageError, encodable, one_line, printable
 from .export import resolve_model
+from .chunkers import COVER_VERSION, cover_rest
 from .folder import claim_index_folder, find_index
 from .hook import store_for_file
 from .identity import Identity
@@ -110,13 +111,14 @@ def open_for_write(db, source, model, rebuild=False, excludes=None):
 
 def rechunk_changed_languages(store):
     """Files of a language whose chunker changed since the index was built, or of every
-    language if the texts the model reads changed shape, are read and chunked again by this
-    run; the vectors of windows whose text stayed come back from the cache."""
+    language if the texts the model reads changed shape (or which lines have a chunk of
+    their own: cover_rest), are read and chunked again by this run; the vectors of windows
+    whose text stayed come back from the cache."""
     versions = {lang.name: lang.version for lang in LANGUAGES} | {"text": TEXT_FORMAT} | \
-        {f"uses {name}": v for name, v in USES_VERSIONS.items()}
+        {f"uses {name}": v for name, v in USES_VERSIONS.items()} | {"rest": COVER_VERSION}
     known = json.loads(store.meta("chunkers", "{}"))
     changed = tuple(ext for lang in LANGUAGES if known.get(lang.name) != lang.version or
-                    known.get("text") != TEXT_FORMAT or
+                    known.get("text") != TEXT_FORMAT or known.get("rest") != COVER_VERSION or
                     known.get(f"uses {lang.name}") != USES_VERSIONS.get(lang.name)
                     for ext in lang.extensions)
     store.forget_shas(lambda path: path.endswith(changed))
@@ -210,6 +212,7 @@ def dry_run(source, excludes=()):
     for rel, path, _ in walk(source, Ignore(source, excludes)):
         text = read_source(path, rel)
         chunks = chunk_file(rel, text) if text is not None else None
+        chunks = cover_rest(text, chunks)[0] if chunks is not None else None
         for c in chunks or ():
             yield rel, language_of(rel, chunks), c
 

@@ -14,7 +14,7 @@ from .languages import chunk_source, language_for
 from .config import CHUNK_SECONDS, FLUSH, MAX_TOKENS, PROGRESS_EVERY
 from .embed import SMOKE_TEXT, index_model
 from .export import resolve_model
-from .chunkers import PLAIN_LINES, ChunkerLimit, OverBudget, budget, plain_windows
+from .chunkers import PLAIN_LINES, ChunkerLimit, OverBudget, budget, cover_rest, plain_windows
 from .errors import one_line, printable, warn
 from .lock import HOLDER, has_pending, record_holder, take_pending, take_refresh, writer_lock
 from .oslayer import remove_unused
@@ -30,7 +30,8 @@ SAVE_EVERY = 2.0              # seconds between two writes of the embedding rate
 
 
 def chunk_file(rel, text):
-    """The chunks of one file, within CHUNK_SECONDS of CPU: one file must never block the
+    """The chunks of one file, as its chunker cuts them (build_file and --dry-run add the
+    chunks of the lines they leave: chunkers.cover_rest), within CHUNK_SECONDS of CPU: one file must never block the
     whole index, nor a search or a hook that reads it. A file over the budget, or one its
     chunker fails on, is the plain windows of the whole file (with a warning naming it),
     still found by meaning and keywords; None (with a warning) for a file beyond any
@@ -63,8 +64,11 @@ def build_file(rel, text, count_tokens, max_tokens=MAX_TOKENS):
     chunks = chunk_file(rel, text)
     if chunks is None:
         return None
-    lines = text.split("\n")
     language = language_of(rel, chunks)
+    uses, decls = extract_uses(rel, text, chunks, language)     # of the chunker's chunks
+    chunks, place = cover_rest(text, chunks)
+    uses = [u if u.chunk is None else u._replace(chunk=place[u.chunk]) for u in uses]
+    lines = text.split("\n")
     rows, window_texts = [], []
     for ordinal, c in enumerate(chunks):
         cid = f"{rel}#{ordinal}"
@@ -75,7 +79,6 @@ def build_file(rel, text, count_tokens, max_tokens=MAX_TOKENS):
                                count_tokens, max_tokens)
         for w, wtext in enumerate(texts):
             window_texts.append((f"{cid}.{w}", cid, w, wtext.lstrip("\n")))
-    uses, decls = extract_uses(rel, text, chunks, language)
     return rows, window_texts, getattr(chunks, "parse_errors", 0), uses, decls
 
 

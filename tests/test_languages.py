@@ -9,7 +9,8 @@ import sqlite3
 import pytest
 from conftest import ROOT
 
-from codebase_rag.chunkers import Chunk, contract
+from codebase_rag.chunkers import (PLAIN_KIND, PLAIN_MEMBER, REST_MEMBER, Chunk, contract,
+                                   cover_rest, uncovered)
 from codebase_rag.languages import LANGUAGES, Language, chunk_source, language_for
 from codebase_rag.build_runs import index_tree
 from codebase_rag.text import TEXT_FORMAT
@@ -120,7 +121,7 @@ def test_an_index_of_an_older_format_is_upgraded_by_a_plain_run(tree, tmp_path,
         con.execute("UPDATE meta SET value='3' WHERE key='schema'")
     con.close()
     line = index_tree(str(tree), str(db), progress=False, embedder=word_embedder)
-    assert summary_counts(line) == (2, 0, 3)
+    assert summary_counts(line) == (2, 0, 5)     # 3 members, and each file's class line
     assert "upgrading the index" in capsys.readouterr().err
 
 
@@ -142,8 +143,8 @@ def test_one_index_holds_every_language_of_a_tree(tmp_path, word_embedder):
     index_tree(str(src), str(tmp_path / "db"), progress=False, embedder=word_embedder)
     con = sqlite3.connect(tmp_path / "db" / "index.sqlite")
     rows = sorted(con.execute("SELECT file, language, member FROM chunks"))
-    assert rows == [("Energy.cs", "csharp", "Refill"),
-                    ("tools/refill.py", "python", "refill_all")]
+    assert rows == [("Energy.cs", "csharp", "<rest>"), ("Energy.cs", "csharp", "Refill"),
+                    ("tools/refill.py", "python", "refill_all")]     # <rest>: class Energy {
 
 
 @pytest.mark.parametrize("path, test", [
@@ -224,7 +225,8 @@ def test_every_language_has_a_fixture_and_every_fixture_a_language():
 
 def test_a_dry_run_names_each_chunk_with_the_language_it_was_read_as(tmp_path):
     """`index.py --dry-run --json` on the fixtures: each chunk's language is its folder's,
-    the two .h files too (one C, one C++), and the chunks are those of expected.txt."""
+    the two .h files too (one C, one C++), and the chunks are those of expected.txt, with
+    one of the lines no chunk holds between them (chunkers.cover_rest)."""
     import json
     import shutil
     import subprocess
@@ -241,5 +243,45 @@ def test_a_dry_run_names_each_chunk_with_the_language_it_was_read_as(tmp_path):
         got = [f"{r['file'].split('/')[1]} {r['kind']} "
                f"{'.'.join(p for p in (r['namespace'], r['class']) if p) or '-'} {r['member']} "
                f"{r['start_line']}-{r['end_line']}" for r in records
-               if r["file"].startswith(f"{lang.name}/")]
+               if r["file"].startswith(f"{lang.name}/") and r["member"] != REST_MEMBER]
         assert got == expected_chunks(lang.name), lang.name
+    rest = [r for r in records if r["member"] == REST_MEMBER]
+    assert {r["file"].split("/")[0] for r in rest} == {lang.name for lang in LANGUAGES}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES, ids=lambda lang: lang.name)
+def test_no_line_that_says_something_is_left_out_of_every_chunk(lang):
+    """Every non-blank line of every fixture is in some chunk once the lines the chunker
+    leaves (a module's imports, a class's docstring and fields) have chunks of their own,
+    but a line with no word (a closing brace); those chunks keep the contract, name the
+    container of the chunk after them, and leave the chunker's own as they were."""
+    for path in sorted(p for p in (FIXTURES / lang.name).iterdir() if p.suffix != ".txt"):
+        text = path.read_text()
+        own = chunk_source(path.name, text)
+        covered, place = cover_rest(text, own)
+        assert [covered[i] for i in place] == list(own)
+        assert [n for n, word in uncovered(text, covered) if word] == [], path.name
+        assert [n for n, word in uncovered(text, own) if word], path.name   # it had some
+        assert contract.problems(text, covered, lang) == []
+        assert covered.language == own.language and covered.parsed is own.parsed
+        for i, c in enumerate(covered):
+            if c.member == REST_MEMBER:
+                after = next((d for d in covered[i + 1:] if d.member != REST_MEMBER), None)
+                assert (c.namespace, c.cls) == ((after.namespace, after.cls) if after else
+                                                ("", ""))
+
+
+def test_a_file_its_chunker_fails_on_is_indexed_as_plain_windows(monkeypatch, capsys):
+    """A chunker that raises (but its size limit) costs the file its members, never the
+    file: its plain windows hold every line, with one warning that names it."""
+    from codebase_rag import indexer
+    text = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(100))
+
+    def broken(rel, text):
+        raise RecursionError("deep")
+    monkeypatch.setattr(indexer, "chunk_source", broken)
+    chunks = indexer.chunk_file("a.py", text)
+    warned = capsys.readouterr().err.strip().splitlines()
+    assert len(warned) == 1 and "a.py" in warned[0] and "plain windows" in warned[0]
+    assert {(c.kind, c.member) for c in chunks} == {(PLAIN_KIND, PLAIN_MEMBER)}
+    assert uncovered(text, chunks) == [] and cover_rest(text, chunks)[0] == chunks

@@ -58,6 +58,8 @@ class OverBudget(Exception):
 PLAIN_KIND = "lines"          # a plain window's kind: a chunk of every language (contract.py)
 PLAIN_MEMBER = "<file>"
 PLAIN_LINES = 60              # lines of the file in each plain window
+REST_MEMBER = "<rest>"        # a plain chunk of lines no other chunk holds (cover_rest)
+COVER_VERSION = 1             # bump when cover_rest cuts otherwise: every file is read again
 _CHECK_EVERY = 256            # steps between two looks at the CPU clock (0.7 us each)
 _state = threading.local()    # each thread chunks its own file: its own deadline
 _left = _CHECK_EVERY          # steps before the next look: shared by the threads (a race only
@@ -107,3 +109,69 @@ def plain_windows(text):
             out.append(Chunk("", "", PLAIN_MEMBER, PLAIN_KIND, start + 1,
                              start + filled[-1] + 1, start + 1, "", ""))
     return out
+
+
+def has_word(line):
+    """Whether a line says something: a letter, digit or _ (not a lone `}` or `*/`)."""
+    return any(ch.isalnum() or ch == "_" for ch in line)
+
+
+def uncovered(text, chunks):
+    """[(line number, has_word)] of the non-blank lines of text that no chunk holds."""
+    lines = text.split("\n")
+    starts = [0] * (len(lines) + 2)           # chunks opening minus closing at each line
+    for c in chunks:
+        starts[c.start_line] += 1
+        starts[min(c.end_line, len(lines)) + 1] -= 1
+    out, held = [], 0
+    for n, line in enumerate(lines, 1):
+        held += starts[n]
+        if not held and line.strip():
+            out.append((n, has_word(line)))
+    return out
+
+
+def cover_rest(text, chunks):
+    """(chunks, and a chunk for each run of the lines no chunk holds that say something: a
+    module's imports, a class's docstring and fields between its members, a block of
+    macros; each chunker's chunk's index among them). Such a run is cut as plain windows
+    are (PLAIN_LINES at most), from its first line with a word to its last, kind PLAIN_KIND
+    and member REST_MEMBER, in the namespace and container of the chunk after it (a
+    class's fields come before its members): every line that says something is found by
+    keywords and meaning. A line with no word (a closing brace) is left out."""
+    worded = [n for n, word in uncovered(text, chunks) if word]
+    if not worded:
+        return chunks, list(range(len(chunks)))
+    held = [0] * (text.count("\n") + 2)      # held[n]: lines up to n some chunk holds
+    for n, _ in uncovered(text, ()):
+        held[n] = 1
+    for n, _ in uncovered(text, chunks):
+        held[n] = 0
+    for n in range(1, len(held)):
+        held[n] += held[n - 1]
+    pieces = [[worded[0], worded[0]]]
+    for n in worded[1:]:                      # one run: no held line between, and short
+        first, last = pieces[-1]
+        if held[n] == held[last] and n - first < PLAIN_LINES:
+            pieces[-1][1] = n
+        else:
+            pieces.append([n, n])
+    after = sorted(range(len(chunks)), key=lambda i: chunks[i].start_line)
+    rest, at = [], 0
+    for first, last in pieces:
+        while at < len(after) and chunks[after[at]].start_line <= last:
+            at += 1
+        owner = chunks[after[at]] if at < len(after) else None
+        rest.append(Chunk(owner.namespace if owner else "", owner.cls if owner else "",
+                          REST_MEMBER, PLAIN_KIND, first, last, first, "", ""))
+    order = sorted([(c.start_line, c.end_line, 0, i) for i, c in enumerate(chunks)] +
+                   [(c.start_line, c.end_line, 1, i) for i, c in enumerate(rest)])
+    out = Chunks(chunks[i] if own == 0 else rest[i] for _, _, own, i in order)
+    out.parse_errors, out.language = getattr(chunks, "parse_errors", 0), \
+        getattr(chunks, "language", "")
+    out.parsed = getattr(chunks, "parsed", None)
+    place = [0] * len(chunks)
+    for at, (_, _, own, i) in enumerate(order):
+        if own == 0:
+            place[i] = at
+    return out, place

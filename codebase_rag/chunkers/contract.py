@@ -5,11 +5,12 @@ here, so there is one contract, not one per copy.
 Each chunker module answers rules(table) -> (its kinds, misnamed(chunk)): the kinds its
 chunks may have, and whether a chunk is named after a word that can never be a declared
 name in its language (a keyword, a statement word). A plain window (chunkers.plain_windows,
-a file no chunker could read) is a chunk of every language.
+a file no chunker could read; chunkers.cover_rest, lines no chunk holds) is a chunk of every
+language.
 """
 import importlib
 
-from . import PLAIN_KIND, PLAIN_MEMBER
+from . import PLAIN_KIND, PLAIN_MEMBER, REST_MEMBER
 
 MAX_SIGNATURE = 300
 
@@ -36,7 +37,7 @@ def problems(text, result, language):
     for c in result:
         if not 1 <= c.start_line <= c.sig_line <= c.end_line <= n_lines:
             bad.append(f"lines out of order or outside 1..{n_lines}: {c}")
-        plain = c.kind == PLAIN_KIND and c.member == PLAIN_MEMBER
+        plain = c.kind == PLAIN_KIND and c.member in (PLAIN_MEMBER, REST_MEMBER)
         if c.kind not in kinds and not plain:
             bad.append(f"unknown kind: {c}")
         if not plain and misnamed(c):
