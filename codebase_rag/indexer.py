@@ -21,7 +21,7 @@ from .oslayer import remove_unused
 from .store import FileIndex, IndexedChunk
 from .text import cache_key, chunk_body, chunk_header, chunk_text, lexical_text, \
     member_windows, text_key
-from .uses import extract
+from .uses import Use, extract
 from .walk import listed, read_source, tree_is_there, walk
 
 FILES_PER_WRITE = 200         # step 1 commits this often, so a query soon sees the first files
@@ -31,11 +31,11 @@ SAVE_EVERY = 2.0              # seconds between two writes of the embedding rate
 
 def chunk_file(rel, text):
     """The chunks of one file, as its chunker cuts them (build_file and --dry-run add the
-    chunks of the lines they leave: chunkers.cover_rest), within CHUNK_SECONDS of CPU: one file must never block the
-    whole index, nor a search or a hook that reads it. A file over the budget, or one its
-    chunker fails on, is the plain windows of the whole file (with a warning naming it),
-    still found by meaning and keywords; None (with a warning) for a file beyond any
-    chunker (minified, nested too deep)."""
+    chunks of the lines they leave: chunkers.cover_rest), within CHUNK_SECONDS of CPU: one
+    file must never block the whole index, nor a search or a hook that reads it. A file
+    over the budget, or one its chunker fails on, is the plain windows of the whole file
+    (with a warning naming it), still found by meaning and keywords; None (with a warning)
+    for a file beyond any chunker (minified, nested too deep)."""
     try:
         with budget(CHUNK_SECONDS):
             return chunk_source(rel, text)
@@ -67,7 +67,7 @@ def build_file(rel, text, count_tokens, max_tokens=MAX_TOKENS):
     language = language_of(rel, chunks)
     uses, decls = extract_uses(rel, text, chunks, language)     # of the chunker's chunks
     chunks, place = cover_rest(text, chunks)
-    uses = [u if u.chunk is None else u._replace(chunk=place[u.chunk]) for u in uses]
+    uses = [u if u.chunk is None else Use(place[u.chunk], *u[1:]) for u in uses]
     lines = text.split("\n")
     rows, window_texts = [], []
     for ordinal, c in enumerate(chunks):

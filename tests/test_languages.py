@@ -271,6 +271,30 @@ def test_no_line_that_says_something_is_left_out_of_every_chunk(lang):
                                                 ("", ""))
 
 
+def test_the_chunks_of_the_rest_leave_each_use_with_its_member():
+    """A file's uses are read from its chunker's chunks: each one's member is the chunk it
+    was, and a use outside every member stays the file's, whatever chunks cover_rest adds."""
+    from codebase_rag.indexer import build_file
+    from codebase_rag.uses import extract
+    refs = ROOT / "tests" / "fixtures" / "refs"
+    files = [p for p in sorted(refs.rglob("*")) if language_for(p.name) and p.is_file() and
+             "__pycache__" not in p.parts]
+    seen = 0
+    for path in files:
+        text, rel = path.read_text(), path.relative_to(refs).as_posix()
+        own = chunk_source(rel, text)
+        rows, _, _, uses, _ = build_file(rel, text, lambda ts: [len(t.split()) for t in ts], 512)
+        assert [u.chunk is None for u in uses] == \
+            [u.chunk is None for u in extract(text, own, language_for(rel).name)[0]]
+        for u in uses:
+            if u.chunk is not None:
+                row = rows[u.chunk][0]
+                first = int(str(u.line).split(",")[0])
+                assert row.member != REST_MEMBER and row.start_line <= first <= row.end_line
+                seen += 1
+    assert seen > 20 and any(row.member == REST_MEMBER for row, _ in rows)
+
+
 def test_a_file_its_chunker_fails_on_is_indexed_as_plain_windows(monkeypatch, capsys):
     """A chunker that raises (but its size limit) costs the file its members, never the
     file: its plain windows hold every line, with one warning that names it."""
