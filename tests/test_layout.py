@@ -13,7 +13,7 @@ PACKAGE = ROOT / "codebase_rag"
 # what drives them.
 RANK = {
     "config": 0, "errors": 1, "languages": 1, "oslayer": 1, "folder": 2, "walk": 2, "chunkers": 2,
-    "identity": 2, "migrations": 3,
+    "identity": 2, "migrations": 3, "chunkers.preprocess": 1,
     "project_files": 2,
     "chunkers.parsers": 2, "chunkers.tables": 2, "chunkers.contract": 2, "chunkers.csharp": 3,
     "chunkers.python": 3, "chunkers.typescript": 3, "chunkers.treesitter": 3, "text": 2,
