@@ -58,13 +58,14 @@ class Reader:
         return folder
 
     def open(self):
-        """The store, opened again if the index was rebuilt since (a new index.sqlite)."""
+        """The store, opened again if the index was rebuilt since (a new index.sqlite), or
+        a writer changed what it is of (its tree, its excludes, its model)."""
         folder = self.folder()
         try:
             opened = (folder, (folder / "index.sqlite").stat().st_ino)
         except OSError:
             raise UsageError(f"the index at {folder} is being replaced; ask again") from None
-        if opened != self.opened:
+        if opened != self.opened or self.store.identity != self.store.recorded_identity():
             store = open_store(folder)
             store.db.execute("PRAGMA busy_timeout=2000")    # a query never waits long to write
             built_with = store.identity.model

@@ -108,8 +108,7 @@ class Store:
             version = self.meta("schema")
             if version == SCHEMA_VERSION and os.access(self.folder, os.W_OK):
                 migrate(self.db)
-            self.identity = Identity.from_meta(dict(self.db.execute(
-                f"SELECT key, value FROM meta WHERE key IN ({marks(KEYS)})", KEYS)))
+            self.identity = self.recorded_identity()
         except sqlite3.DatabaseError as e:
             self.close()
             if "locked" in str(e):
@@ -131,6 +130,12 @@ class Store:
     def set_meta(self, **values):
         with self.db:
             self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
+
+    def recorded_identity(self):
+        """The identity as meta holds it now (another process may have written it since
+        this Store read it)."""
+        return Identity.from_meta(dict(self.db.execute(
+            f"SELECT key, value FROM meta WHERE key IN ({marks(KEYS)})", KEYS)))
 
     def set_identity(self, identity):
         """The writer's: what the index is of from now on (identity.py)."""

@@ -400,6 +400,22 @@ def test_the_identity_is_read_once_and_written_by_its_writer(store, tmp_path):
     assert Store(tmp_path / "db").root == (tmp_path / "db").absolute().parent
 
 
+def test_a_long_lived_reader_follows_a_writers_new_identity(store, tmp_path):
+    """The MCP server's reader keeps its Store open: when a writer records another tree or
+    other excludes, the next question opens the index again and reads them."""
+    from codebase_rag.identity import Identity
+    from codebase_rag.reader import Reader
+    store.set_identity(Identity("m", "fp32", str(tmp_path / "a"), False, ()))
+    reader = Reader(db=tmp_path / "db")
+    first = reader.open()
+    assert reader.open() is first and first.root == tmp_path / "a"
+    Store(tmp_path / "db").set_identity(Identity("m", "fp32", str(tmp_path / "b"), False,
+                                                 ("gen/",)))
+    again = reader.open()
+    assert again is not first and again.root == tmp_path / "b"
+    assert again.identity.excludes == ("gen/",) and reader.open() is again
+
+
 def test_migrations_bring_an_older_index_of_this_schema_up_in_order(store, tmp_path):
     """An index an older version made at this schema gains what it lacks when a process
     that may write it opens it; once applied, they write nothing."""
