@@ -9,6 +9,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from .chunkers import REST_MEMBER
 from .definitions import DEF_COLUMNS, Ctx, Def, Index, Type
 from .errors import UsageError, printable
 from .resolve import CALLS, Resolver
@@ -65,7 +66,7 @@ class Questions:
         if at_line and ("/" in file or "." in file and self.store.manifest([file])):
             file, line = file.replace("\\", "/").removeprefix("./"), int(line)
             c = self.store.chunk_at(file, line)
-            if c is None:
+            if c is None or c.member == REST_MEMBER:        # lines no member holds
                 raise UsageError(f"no indexed member at {printable(file)}:{line}; give a line "
                                  f"inside a method, function or type of an indexed file")
             row = self.store.db.execute("SELECT rowid FROM chunks WHERE id=?", (c.id,)).fetchone()
@@ -85,8 +86,8 @@ class Questions:
     def suggest(self, name):
         last = re.split(r"\.|::", name.strip())[-1]
         rows = self.store.db.execute(
-            "SELECT DISTINCT member FROM chunks WHERE member LIKE ? LIMIT 5",
-            (f"%{last[:40]}%",)).fetchall()
+            "SELECT DISTINCT member FROM chunks WHERE member LIKE ? AND member != ? LIMIT 5",
+            (f"%{last[:40]}%", REST_MEMBER)).fetchall()
         near = [r[0] for r in rows if r[0] != last]
         return f" (did you mean: {', '.join(near)}?)" if near else ""
 
@@ -107,8 +108,9 @@ class Questions:
         if not self.store.manifest([file]):
             raise UsageError(f"{printable(file)} is not a file of the index (give its path "
                              f"relative to the repository root)")
-        defs = [Def(*r) for r in self.store.db.execute(
-            f"SELECT {DEF_COLUMNS} FROM chunks WHERE file=? ORDER BY start_line", (file,))]
+        defs = [Def(*r) for r in self.store.db.execute(     # members, not the lines between
+            f"SELECT {DEF_COLUMNS} FROM chunks WHERE file=? AND member != ? ORDER BY start_line",
+            (file, REST_MEMBER))]
         lang = self.ix.language_of(file)
         types = [Type(name, ".".join(p for p in (scope, name) if p), target, (file,), lang,
                       line, end).as_def()

@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+from codebase_rag.errors import UsageError
 from codebase_rag.languages import chunk_source
 from codebase_rag.references import ask
 from codebase_rag.build_runs import index_tree
@@ -214,7 +215,9 @@ def test_definitions_outlines_and_impact(cs_store):
     outline = ask(cs_store, "outline", "Ledger.cs")
     assert [(e.member.name, e.member.kind) for e in outline.entries] == [
         ("Ledger", "type"), ("Ledger.Record", "method"), ("Ledger.Record", "method"),
-        ("Numbers", "type"), ("Numbers.Doubled", "method")]
+        ("Numbers", "type"), ("Numbers.Doubled", "method")]    # not the lines between them
+    with pytest.raises(UsageError, match="no indexed member at Ledger.cs:3"):
+        ask(cs_store, "callers", "Ledger.cs:3")     # a class's header: a chunk of lines, no member
     impact = ask(cs_store, "impact", "Counter.Count", depth=3)
     assert [(e.member.name, e.depth) for e in impact.entries] == [("Shop.Sell", 1)]
 
