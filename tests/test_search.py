@@ -196,10 +196,12 @@ def test_a_member_of_a_few_lines_yields_to_a_longer_one_that_fits_as_well(store,
 
 def test_k_path_filter_and_no_overlaps(store, word_embedder):
     results = ask(store, word_embedder, "item", k=3, path_glob="Inventory/*")
-    assert sorted(names(results)) == ["AddItem", "RemoveItem"]   # only two members live there
+    # only two members live there, and the class's header (a chunk of lines: cover_rest)
+    assert sorted(names(results)) == ["<rest>", "AddItem", "RemoveItem"]
+    assert {r.chunk.file for r in results} == {"Inventory/Inventory.cs"}
     spans = [(r.chunk.file, r.chunk.start_line, r.chunk.end_line) for r in
              ask(store, word_embedder, "energy item password", k=10)]
-    assert len(spans) == len(set(spans)) == 8
+    assert len(spans) == len(set(spans)) == 10      # k of 13: 8 members and 5 classes' headers
 
 
 def test_a_path_names_a_folder_or_a_file_anywhere_as_exclude_does(store, word_embedder):
