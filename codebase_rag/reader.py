@@ -256,7 +256,7 @@ def status(db):
         state = "building"
     elif state == "starting" and time.time() - started > 60 or state == "building" and not held:
         state = "interrupted (the next search or index.py run finishes it)"
-    lines = [f"{state}: {db} ({meta.get('precision', 'fp32')}), {store.count('files'):,} files "
+    lines = [f"{state}: {db} ({store.identity.precision}), {store.count('files'):,} files "
              f"({store.languages() or 'none'}), {store.count('chunks'):,} chunks"]
     reading = int(meta.get("reading") or 0)
     if reading > store.count("files"):
