@@ -323,6 +323,73 @@ def test_c_a_line_tree_sitter_cannot_read_costs_its_own_function_only():
         ("test_then_block", 8, 10, ""), ("statement", 12, 15, "The statement.")]
 
 
+def test_c_a_type_named_in_capitals_before_a_lone_name_is_no_macro():
+    """A run of capitals that opens a declaration is an export macro when a type and a name
+    follow it, but the declaration's own type (a typedef in capitals) when a name alone
+    does: read as blanks, the declaration had no type, and the function it opens, or the
+    one around it, was lost (C has no constructor, whose name alone follows a macro)."""
+    text = src("""
+        TEST_INTERNAL_PTR NumToPtr(const TEST_INT num, TEST_UINT8 size)
+        {
+            return 0;
+        }
+
+        void testEqualInt8Arrays(void)
+        {
+            TEST_INT8 p0[] = {1, 8, 117, -2};
+            TEST_INT8 p1[] = {1, 8, 117, -2}, n;
+            check(p0, p1);
+        }
+
+        LIB_API int lib_count (State *s) {
+            return s->n;
+        }
+
+        LIB_API void (open_lib) (State *s) {
+            run(s);
+        }
+
+        EXPORT_API int (*on_event)(int) = 0;
+        """)
+    result = chunk_source("x.c", text)
+    assert contract.problems(text, result, "c") == []
+    assert [(c.member, c.start_line, c.end_line) for c in result] == [
+        ("NumToPtr", 1, 4), ("testEqualInt8Arrays", 6, 11), ("lib_count", 13, 15),
+        ("open_lib", 17, 19)]
+
+
+def test_c_a_closing_brace_inside_a_string_or_a_comment_cuts_no_broken_file():
+    """A file tree-sitter-c cannot read is cut where a `}` opens a line: not one in a string
+    a `\\` continues (the function was cut in two), nor one in a comment (commented-out code
+    became a chunk)."""
+    text = src("""
+        static void each(void) {
+            list_for_each(item, items)
+            {
+                use(item);
+            }
+        }
+
+        /*
+        static void old(void) {
+        }
+        */
+
+        static void check(void)
+        {
+            static const char *json = "{\\n\\
+        \\t\\"name\\": 1\\n\\
+        }";
+            run(json);
+        }
+        """)
+    result = chunk_source("x.c", text)
+    assert result.parse_errors > 0
+    assert contract.problems(text, result, "c") == []
+    assert [(c.member, c.start_line, c.end_line) for c in result] == [
+        ("each", 1, 6), ("check", 13, 19)]
+
+
 def test_c_a_function_with_two_headers_under_if_else_starts_at_the_first():
     """hiredis's adapters/libuv.h: `#if` old libuv `f(timer, status) {` `#else` `f(timer) {`
     `#endif` and one body. clang reads the first header; tree-sitter-c leaves it open in an

@@ -35,6 +35,8 @@ The parts (every value is a node type of the grammar, or a map of node type -> c
               `TEST_CASE("adds", "[math]") {...}`), named by the macro
   cut         a line pattern where a top-level region with errors is cut and each piece read
               alone (C, C++: a `}` that opens a line ends a function)
+  uncut       node types of text that is no code (strings, comments): a `cut` line inside
+              one is no cut (a `}` that opens a line of a string a backslash continues)
   blank       a pattern whose groups are read as spaces (lines and columns kept): what
               the grammar misreads (C and C++: preprocess.py, each pattern with what it
               was misread as)
@@ -68,6 +70,7 @@ class Syntax:
     macro_functions: tuple = ()
     cut: bytes = b""                       # where a region tree-sitter could not read is cut
                                            # into pieces read alone (treesitter.py's recovery)
+    uncut: frozenset = frozenset()         # no cut inside these (strings, comments)
     blank: bytes = b""                     # its groups are read as blanks: what the
                                            # grammar misreads (see above)
     keyword_macros: tuple = ()             # (keyword, pattern): its groups read as the keyword
@@ -125,6 +128,7 @@ RUST = Syntax(
 
 _C_THROUGH = frozenset({"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif",
                         "preproc_elifdef", "linkage_specification", "declaration_list"})
+_C_TEXT = frozenset({"string_content", "comment"})     # (a `}` inside: the node at its byte)
 _C_KEYWORDS = """auto break case char const continue default do double else enum extern float
 for goto if inline int long register restrict return short signed sizeof static struct switch
 typedef union unsigned void volatile while"""
@@ -141,6 +145,7 @@ C = Syntax(
     names={"function_definition": "declarator", "type_definition": "declarator"},
     keywords=words(_C_KEYWORDS),
     cut=rb"^\}[^\n]*\n",
+    uncut=_C_TEXT,
     blank=C_BLANK)
 
 CPP = Syntax(
@@ -162,6 +167,7 @@ CPP = Syntax(
     - {"operator"},
     macro_functions=("expression_statement", "compound_statement"),
     cut=rb"^\}[^\n]*\n",
+    uncut=_C_TEXT | {"raw_string_content"},
     blank=CPP_BLANK,
     keyword_macros=CPP_KEYWORD_MACROS,
     marks=("class_specifier", "namespace_definition", "template_declaration",

@@ -121,7 +121,8 @@ def chunk(text, ext, table, other=None):
 def _recover(data, table, root, found, source):
     """Where tree-sitter could not recover (a macro it cannot read derails the rest of the
     file into one ERROR, or into one function's body), the broken node is cut at the
-    table's `cut` lines (C: a `}` at the start of a line ends a function or a type) and each
+    table's `cut` lines (C: a `}` at the start of a line ends a function or a type; not one
+    inside a string or a comment: the table's `uncut`) and each
     piece is read on its own, so one unreadable line costs its own function only. For a
     language with no containers or namespaces (C), whose pieces lose nothing by being read
     alone, the node is the whole file; otherwise each ERROR or function with an error at
@@ -132,7 +133,8 @@ def _recover(data, table, root, found, source):
     for node, namespace in [(root, ())] if whole else _broken(root, syntax):
         first, last = first_line(node), last_line(node)
         ends = [m.end() for m in cut.finditer(data, node.start_byte, node.end_byte)
-                if m.end() < node.end_byte - 1]
+                if m.end() < node.end_byte - 1 and root.descendant_for_byte_range(
+                    m.start(), m.start() + 1).type not in syntax.uncut]
         spend(node.end_byte - node.start_byte)
         if not ends:
             continue
