@@ -6,8 +6,9 @@ against the chunks' line ranges.
     python bench/line_coverage.py TREE [--chunkers] [--show 20] [--json]
 
 Prints a line per language: files, non-blank lines, lines outside every chunk (those with a
-word, and those with none: a closing brace, a lone `)`), then the first --show such lines
-with a word, as `file:line: text`. --chunkers: the languages' chunkers alone, before the
+word, and those with none: a closing brace, a lone `)`), the lines with no word by their
+text (`}` 310, `};` 12, ...), then the first --show such lines with a word, as
+`file:line: text`. --chunkers: the languages' chunkers alone, before the
 indexer gives each run of lines no chunk holds a chunk of its own (chunkers.cover_rest):
 what that adds. Run it with the checkout on PYTHONPATH (PYTHONPATH=. python bench/...).
 """
@@ -32,6 +33,7 @@ def main():
     root = Path(args.tree).resolve()
     totals = {}
     shown = []
+    no_word = Counter()                    # the text of each line outside with no word
     for rel, path, _ in walk(root, Ignore(root)):
         text = read_source(path, rel)
         if text is None:
@@ -50,14 +52,20 @@ def main():
             count["outside, with a word" if worded else "outside, no word"] += 1
             if worded and len(shown) < args.show:
                 shown.append(f"{rel}:{n}: {lines[n - 1].strip()[:100]}")
+            elif not worded:
+                no_word[lines[n - 1].strip()[:20]] += 1
     if args.json:
-        print(json.dumps({lang: dict(c) for lang, c in sorted(totals.items())}))
+        print(json.dumps({**{lang: dict(c) for lang, c in sorted(totals.items())},
+                          "no word, by text": dict(no_word.most_common())}))
         return
     print(f"{'language':<12} {'files':>7} {'non-blank':>10} {'outside, with a word':>21} "
           f"{'outside, no word':>17}")
     for lang, c in sorted(totals.items()):
         print(f"{lang:<12} {c['files']:>7,} {c['non-blank']:>10,} "
               f"{c['outside, with a word']:>21,} {c['outside, no word']:>17,}")
+    if no_word:
+        print("no word, by text: " + ", ".join(f"`{t}` {n:,}" for t, n in no_word.most_common(8))
+              + (f", {len(no_word) - 8} other texts" if len(no_word) > 8 else ""))
     for line in shown:
         print(line)
 
