@@ -274,7 +274,7 @@ def test_no_line_that_says_something_is_left_out_of_every_chunk(lang):
 def test_the_chunks_of_the_rest_leave_each_use_with_its_member():
     """A file's uses are read from its chunker's chunks: each one's member is the chunk it
     was, and a use outside every member stays the file's, whatever chunks cover_rest adds."""
-    from codebase_rag.indexer import build_file
+    from codebase_rag.indexer import build_file, language_of
     from codebase_rag.uses import extract
     refs = ROOT / "tests" / "fixtures" / "refs"
     files = [p for p in sorted(refs.rglob("*")) if language_for(p.name) and p.is_file() and
@@ -285,7 +285,7 @@ def test_the_chunks_of_the_rest_leave_each_use_with_its_member():
         own = chunk_source(rel, text)
         rows, _, _, uses, _ = build_file(rel, text, lambda ts: [len(t.split()) for t in ts], 512)
         assert [u.chunk is None for u in uses] == \
-            [u.chunk is None for u in extract(text, own, language_for(rel).name)[0]]
+            [u.chunk is None for u in extract(text, own, language_of(rel, own))[0]]  # .h: C++
         for u in uses:
             if u.chunk is not None:
                 row = rows[u.chunk][0]
