@@ -218,13 +218,14 @@ def test_an_index_embeds_with_its_folder_and_refuses_the_folder_changed(
     db = tmp_path / "db"
     cli.index(sample_tree, db)
     cli.index(sample_tree, db, "--rebuild", "--model", folder)
+    from codebase_rag.identity import Identity
     from codebase_rag.indexer import build_file
     from codebase_rag.text import cache_key
     with sqlite3.connect(db / "index.sqlite") as con:
         meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
         vectors = dict(con.execute("SELECT key, vec FROM vectors").fetchall())
     assert meta["model"] == resolve_model(str(folder))[1]
-    precision = meta.get("precision", "fp32")       # this machine's default precision
+    precision = Identity.from_meta(meta).precision  # this machine's default precision
     exported = OnnxEmbedder(export, file=onnx_file(precision))
     rel = next(p for p in sorted(sample_tree.rglob("*.cs"))).relative_to(sample_tree).as_posix()
     texts = [w[3] for w in build_file(rel, (sample_tree / rel).read_text(),
