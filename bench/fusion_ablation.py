@@ -137,7 +137,7 @@ def main():
                     break
             ranks[name].append(rank)
     kinds = sorted({q["kind"] for q in questions if "kind" in q})
-    print(f"| variant | windows | word pieces | R@1 | R@5 | R@10 | MRR@10 |"
+    print("| variant | windows | word pieces | R@1 | R@5 | R@10 | MRR@10 |"
           + "".join(f" {k} R@5 |" for k in kinds))
     print("| --- " * (7 + len(kinds)) + "|")
     for name, got in ranks.items():

@@ -45,7 +45,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 # (speed.py runs this with its snapshot of the checkout first on PYTHONPATH)
 from codebase_rag.chunkers import csharp  # noqa: E402
-from codebase_rag.languages import EXTENSIONS  # noqa: E402
 from codebase_rag.export import resolve_model  # noqa: E402
 from codebase_rag.walk import Ignore, read_source, walk  # noqa: E402
 

@@ -293,7 +293,6 @@ def placeholder_build(src):
 def typical_file(root):
     """A ~100-300-line file with at least one member body: the median-sized one."""
     from codebase_rag.chunkers import csharp
-    from codebase_rag.languages import EXTENSIONS
     from codebase_rag.walk import Ignore, read_source, walk
     candidates = []
     for rel, path, _ in walk(root, Ignore(root, ())):
