@@ -279,11 +279,7 @@ class _CReader(_Reader):
 
     def made(self, call):
         """"=T" of a maker's call (`std::make_unique<a::T>(x)`: "=a:T"), else None."""
-        node = call.child_by_field_name("function")
-        for _ in range(MAX_CHAIN):
-            if node is None or node.type != "qualified_identifier":
-                break
-            node = node.child_by_field_name("name")
+        node = self.innermost(call.child_by_field_name("function"))
         if node is None or node.type != "template_function":
             return None
         name = node.child_by_field_name("name")
@@ -291,6 +287,15 @@ class _CReader(_Reader):
             return None
         made = self.type_of(self.first_argument(node))
         return "=" + made.replace(".", ":") if made else None
+
+    @staticmethod
+    def innermost(node):
+        """The name a scoped name ends with (`a::b::T<X>`: `T<X>`), at most MAX_CHAIN deep."""
+        for _ in range(MAX_CHAIN):
+            if node is None or node.type != "qualified_identifier":
+                break
+            node = node.child_by_field_name("name")
+        return node
 
     def first_argument(self, node):
         """The type node of a template's first argument (`X<T, U>`: T), else None."""
@@ -302,10 +307,7 @@ class _CReader(_Reader):
     def pointee(self, node):
         """T of a pointer template's type (`std::shared_ptr<T>`, `unique_ptr<T, D>`), else
         None."""
-        for _ in range(MAX_CHAIN):
-            if node is None or node.type != "qualified_identifier":
-                break
-            node = node.child_by_field_name("name")
+        node = self.innermost(node)
         if node is None or node.type != "template_type":
             return None
         name = node.child_by_field_name("name")
