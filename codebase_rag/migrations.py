@@ -25,6 +25,14 @@ def m002_windows_key(db):
     db.execute("CREATE INDEX IF NOT EXISTS windows_key ON windows(key)")
 
 
+@migration
+def m003_files_parse_errors(db):
+    """files.parse_errors: the files a parser read with errors, which --status names."""
+    if not db.execute("SELECT 1 FROM pragma_table_info('files') WHERE name='parse_errors'"
+                      ).fetchone():
+        db.execute("ALTER TABLE files ADD COLUMN parse_errors INTEGER")
+
+
 def migrate(db):
     """Apply every migration, in order, to the open connection db."""
     for fn in MIGRATIONS:

@@ -14,8 +14,9 @@ def print_results(hits, show_lines, out=sys.stdout):
     if not hits:
         print("no results", file=out)
         return
-    # every hit counts: one with no vector yet (just written, found by its keywords) may
-    # well be the answer, so the line is only said when each hit's distance is known
+    # every hit counts: one with no vector (just written, or a <rest> chunk: found by its
+    # keywords) may well be the answer, so the line is only said when each hit's distance
+    # is known
     known = [h.distance for h in hits if h.distance is not None]
     if len(known) == len(hits) and not any(h.confident for h in hits):
         print(f"no confident match: the nearest in meaning is at cosine distance "
@@ -23,7 +24,8 @@ def print_results(hits, show_lines, out=sys.stdout):
     for i, h in enumerate(hits, 1):
         c = h.chunk
         # ranked by meaning and keywords together: this is the meaning part alone
-        dist = "- (no vector yet)" if h.distance is None else f"{h.distance:.4f}"
+        dist = f"{h.distance:.4f}" if h.distance is not None else \
+            "- (no vector yet)" if h.pending else "- (keywords only)"
         print(f"#{i} | {printable(c.file)}:{c.start_line}-{c.end_line} | {qualified_name(c)} | "
               f"cosine dist: {dist}", file=out)
         lines = c.text.split("\n")

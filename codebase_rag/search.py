@@ -5,6 +5,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from .chunkers import REST_MEMBER
 from .config import CANDIDATES, CONFIDENT, DEMO_WEIGHT, K, KEYWORD_SCORES, MODE, NAME_SAID, \
     QUESTION_SHARE, SHORT_LINES, SHORT_WEIGHT, TEST_WEIGHT, VECTOR_SHARE
 from .languages import language_for
@@ -22,6 +23,11 @@ class Hit:
     distance: float | None
     confident: bool
     stale: bool = False           # its file changed since, in a way the query could not absorb
+
+    @property
+    def pending(self):
+        """Whether its vector is still to come (a <rest> chunk has none: keywords only)."""
+        return self.distance is None and self.chunk.member != REST_MEMBER
 
 
 def fuse(cosines, bm25, share=VECTOR_SHARE):

@@ -42,7 +42,7 @@ TOKENIZER = "porter unicode61"         # FTS5's, which keywords.py reads the sam
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,
-                                 sha TEXT);
+                                 sha TEXT, parse_errors INTEGER);
 CREATE TABLE IF NOT EXISTS chunks(rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, file TEXT,
     language TEXT, namespace TEXT, class TEXT, member TEXT, kind TEXT, start_line INTEGER,
     end_line INTEGER, signature TEXT, text TEXT);
@@ -314,8 +314,9 @@ class Store:
                      for (wid, cid, ordinal, key, text), keep in zip(f.windows, kept)])
                 self.db.executemany("DELETE FROM doomed WHERE id=?",
                                     [(w[0],) for w, keep in zip(f.windows, kept) if keep])
-                self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
-                                (f.rel, f.mtime_ns, f.size, f.sha))
+                self.db.execute("INSERT OR REPLACE INTO files(path, mtime_ns, size, sha, "
+                                "parse_errors) VALUES (?, ?, ?, ?, ?)",
+                                (f.rel, f.mtime_ns, f.size, f.sha, f.parse_errors))
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('chunk_seq', ?)", (row,))
         return tuple(changes)
 
@@ -442,3 +443,4 @@ class FileIndex:
     uses: list = ()            # [uses.Use]: what its members use (Use.chunk: an index in chunks)
     decls: list = ()           # [(kind, scope, name, target, line, end_line)]: what it imports
                                # and declares (uses/__init__.py)
+    parse_errors: int = 0      # its parser's errors (its chunker recovered): --status names it

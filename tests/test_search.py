@@ -1,5 +1,7 @@
 """Search rules, checked without the model: a stand-in embedder (tests/conftest.py) over a
 real index (SQLite and Chroma) of a tiny tree."""
+import io
+
 import pytest
 
 from codebase_rag import keywords
@@ -7,6 +9,7 @@ from codebase_rag.config import NAME_SAID
 from codebase_rag.keywords import Fts5Keywords, MemoryKeywords
 from codebase_rag.build_runs import index_tree
 from codebase_rag.nearest import CacheScan, ChromaNearest, MemoryNearest
+from codebase_rag.render import print_results
 from codebase_rag.search import fuse, rescore, search, vector_share
 from codebase_rag.text import query_shape
 from codebase_rag.store import IndexedChunk, Store
@@ -196,8 +199,9 @@ def test_a_member_of_a_few_lines_yields_to_a_longer_one_that_fits_as_well(store,
 
 def test_k_path_filter_and_no_overlaps(store, word_embedder):
     results = ask(store, word_embedder, "item", k=3, path_glob="Inventory/*")
-    # only two members live there, and the class's header (a chunk of lines: cover_rest)
-    assert sorted(names(results)) == ["<rest>", "AddItem", "RemoveItem"]
+    # only two members live there; the class's header (a chunk of lines: cover_rest) has
+    # no vector, and no word of the question
+    assert sorted(names(results)) == ["AddItem", "RemoveItem"]
     assert {r.chunk.file for r in results} == {"Inventory/Inventory.cs"}
     spans = [(r.chunk.file, r.chunk.start_line, r.chunk.end_line) for r in
              ask(store, word_embedder, "energy item password", k=10)]
@@ -243,7 +247,8 @@ def test_the_embedding_cache_scan_gives_chromas_answers(store, word_embedder):
         via_chroma = search(store, question, qvec, ChromaNearest(store), k=5)
         via_cache = search(store, question, qvec, CacheScan(store), k=5)
         def near(hits):                   # members sharing no word tie at 1.0, in any order
-            return [(h.chunk.id, h.distance) for h in hits if h.distance < 0.99]
+            return [(h.chunk.id, h.distance) for h in hits if h.distance is not None
+                    and h.distance < 0.99]
         assert [c for c, _ in near(via_cache)] == [c for c, _ in near(via_chroma)]
         assert [d for _, d in near(via_cache)] == pytest.approx(
             [d for _, d in near(via_chroma)], abs=1e-4)
@@ -435,3 +440,17 @@ def test_a_cpp_header_is_found_as_cpp_and_a_c_header_as_c(tmp_path, word_embedde
     assert not any(f == "list.h" for f, _ in found["cpp"])
     # and so is it counted in the summary of --status, a build's last line and SessionStart
     assert sorted(store.languages().split(", ")) == ["c 1", "cpp 1"]
+
+
+def test_lines_no_member_holds_are_found_by_their_keywords_and_have_no_vector(store,
+                                                                            word_embedder):
+    """A class's header and fields (a <rest> chunk: cover_rest) are keywords only: no
+    window to embed, no distance, and not a member waiting for its vector."""
+    assert store.db.execute("SELECT COUNT(*) FROM windows w JOIN chunks c ON c.id = w.chunk "
+                            "WHERE c.member = '<rest>'").fetchone()[0] == 0
+    hits = ask(store, word_embedder, "public class Inventory", k=5, mode="lexical")
+    [header] = [h for h in hits if h.chunk.member == "<rest>" and h.chunk.cls == "Inventory"]
+    assert header.distance is None and not header.pending and not header.confident
+    out = io.StringIO()
+    print_results([header], 0, out)
+    assert "keywords only" in out.getvalue() and "no vector yet" not in out.getvalue()

@@ -420,14 +420,17 @@ def test_migrations_bring_an_older_index_of_this_schema_up_in_order(store, tmp_p
     """An index an older version made at this schema gains what it lacks when a process
     that may write it opens it; once applied, they write nothing."""
     from codebase_rag.migrations import MIGRATIONS
-    assert [m.__name__ for m in MIGRATIONS] == ["m001_vectors_team", "m002_windows_key"]
+    assert [m.__name__ for m in MIGRATIONS] == ["m001_vectors_team", "m002_windows_key",
+                                                "m003_files_parse_errors"]
     with store.db:
         store.db.execute("DROP INDEX windows_key")
         store.db.execute("ALTER TABLE vectors DROP COLUMN team")
+        store.db.execute("ALTER TABLE files DROP COLUMN parse_errors")
     store.close()
     again = Store(tmp_path / "db")
-    assert again.db.execute("SELECT 1 FROM pragma_table_info('vectors') WHERE "
-                            "name='team'").fetchone()
+    for table, column in (("vectors", "team"), ("files", "parse_errors")):
+        assert again.db.execute(f"SELECT 1 FROM pragma_table_info('{table}') WHERE "
+                                f"name='{column}'").fetchone()
     assert again.db.execute("SELECT 1 FROM sqlite_master WHERE name='windows_key'").fetchone()
     seen = again.db.execute("PRAGMA data_version").fetchone()[0]
     Store(tmp_path / "db")              # a write by another connection would change it

@@ -13,6 +13,7 @@ step per character), each bounded because every pattern is linear (tests/test_li
 and spend() raises OverBudget once this thread has used its CPU seconds; outside such a
 block it costs next to nothing.
 """
+import re
 import threading
 import time
 from contextlib import contextmanager
@@ -59,8 +60,10 @@ PLAIN_KIND = "lines"          # a plain window's kind: a chunk of every language
 PLAIN_MEMBER = "<file>"
 PLAIN_LINES = 60              # lines of the file in each plain window
 REST_MEMBER = "<rest>"        # a plain chunk of lines no other chunk holds (cover_rest)
-COVER_VERSION = 1             # bump when cover_rest cuts otherwise: every file is read again
+COVER_VERSION = 2             # bump when cover_rest cuts otherwise: every file is read again
+                              # (2: its chunks have no windows)
 _CHECK_EVERY = 256            # steps between two looks at the CPU clock (0.7 us each)
+_WORD = re.compile(r"\w")     # a letter, digit or _ (what str.isalnum() is, and _)
 _state = threading.local()    # each thread chunks its own file: its own deadline
 _left = _CHECK_EVERY          # steps before the next look: shared by the threads (a race only
                               # moves a look a little), as a thread's own costs twice as much
@@ -113,7 +116,7 @@ def plain_windows(text):
 
 def has_word(line):
     """Whether a line says something: a letter, digit or _ (not a lone `}` or `*/`)."""
-    return any(ch.isalnum() or ch == "_" for ch in line)
+    return _WORD.search(line) is not None
 
 
 def uncovered(text, chunks):
@@ -138,14 +141,14 @@ def cover_rest(text, chunks):
     are (PLAIN_LINES at most), from its first line with a word to its last, kind PLAIN_KIND
     and member REST_MEMBER, in the namespace and container of the chunk after it (a
     class's fields come before its members): every line that says something is found by
-    keywords and meaning. A line with no word (a closing brace) is left out."""
-    worded = [n for n, word in uncovered(text, chunks) if word]
+    its keywords (such a chunk has no vector: indexer.build_file). A line with no word (a
+    closing brace) is left out."""
+    left = uncovered(text, chunks)
+    worded = [n for n, word in left if word]
     if not worded:
         return chunks, list(range(len(chunks)))
-    held = [0] * (text.count("\n") + 2)      # held[n]: lines up to n some chunk holds
-    for n, _ in uncovered(text, ()):
-        held[n] = 1
-    for n, _ in uncovered(text, chunks):
+    held = [0] + [1 if line.strip() else 0 for line in text.split("\n")]
+    for n, _ in left:                         # held[n]: lines up to n some chunk holds
         held[n] = 0
     for n in range(1, len(held)):
         held[n] += held[n - 1]
