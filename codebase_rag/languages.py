@@ -88,10 +88,10 @@ LANGUAGES = (
     Language("rust", (".rs",), "treesitter", 1, syntax="rust",
              test_dir=re.compile(r"^tests$"), test_file=NEVER,
              test_namespace=re.compile(r"(^|\.)tests?(\.|$)"), excludes=("target/",)),
-    Language("c", (".c", ".h"), "treesitter", 17, syntax="c",
+    Language("c", (".c", ".h"), "treesitter", 18, syntax="c",
              test_dir=NEVER, test_file=NEVER, excludes=("build/", "third_party/"),
              shared_with=((".h", "cpp"),)),
-    Language("cpp", (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx"), "treesitter", 17, syntax="cpp",
+    Language("cpp", (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx"), "treesitter", 18, syntax="cpp",
              test_dir=NEVER, test_file=NEVER, excludes=("build/", "third_party/")),
 )
 EXTENSIONS = tuple(ext for lang in LANGUAGES for ext in lang.extensions)

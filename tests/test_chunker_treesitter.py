@@ -323,6 +323,32 @@ def test_c_a_line_tree_sitter_cannot_read_costs_its_own_function_only():
         ("test_then_block", 8, 10, ""), ("statement", 12, 15, "The statement.")]
 
 
+def test_a_calling_convention_in_a_function_pointers_parentheses_keeps_the_typedef():
+    """A macro before a function pointer's name (`(WINAPI *f)`, `(CALLBACK* f)`, one that
+    holds the `*` itself: `(APIENTRYP f)`), its parameters on the line or the next: read as
+    a second word of the declarator, the typedef was lost; read as blanks, it parses. An
+    expression in parentheses followed by a call stays one."""
+    text = src("""
+        typedef int (WINAPI *peer_func)(SOCKET, struct sockaddr*, int*);
+        typedef void (PASCAL *accept_func)
+                     (PVOID buffer,
+                      DWORD length);
+        typedef int (WSAAPI* recv_func)
+                    (SOCKET socket);
+        typedef void (APIENTRYP POLYGON_MODE_PROC) (GLenum face, GLenum mode);
+
+        int apply(int a, int b) {
+            return (a * b)(a);
+        }
+        """)
+    for name in ("x.c", "x.hpp"):
+        result = chunk_source(name, text)
+        assert [(c.kind, c.member, c.start_line, c.end_line) for c in result] == [
+            ("typedef", "peer_func", 1, 1), ("typedef", "accept_func", 2, 4),
+            ("typedef", "recv_func", 5, 6), ("typedef", "POLYGON_MODE_PROC", 7, 7),
+            ("function", "apply", 9, 11)], name
+
+
 def test_c_a_type_named_in_capitals_before_a_lone_name_is_no_macro():
     """A run of capitals that opens a declaration is an export macro when a type and a name
     follow it, but the declaration's own type (a typedef in capitals) when a name alone
