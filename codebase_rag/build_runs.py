@@ -15,10 +15,11 @@ from .config import (
     SERVER,
     SERVER_TOKEN,
     SETTINGS,
+    command_line,
 )
 from .embed import index_model, resolve_precision
 from .errors import DamagedIndex, OldFormat, UsageError, encodable, one_line, printable
-from .export import resolve_model
+from .export import model_name, resolve_model
 from .chunkers import COVER_VERSION, cover_rest
 from .folder import claim_index_folder, find_index
 from .hook import store_for_file
@@ -88,8 +89,10 @@ def open_for_write(db, source, model, rebuild=False, excludes=None):
     known_model, known_root = known.model, known.source
     in_tree = Path(db) == Path(root) / INDEX_DIRNAME    # moves along with its tree
     if known_model and known_model != model_id and not rebuild:
-        raise UsageError(f"the index at {db} was built with {known_model}, not {model_id}; "
-                         f"use --rebuild to start over with the new model")
+        own, other = model_name(known_model), model_name(model_id)
+        raise UsageError(f"the index at {db} was built with {own}, not {other}; add to it "
+                         f"with {command_line(['--model', own])}, or give {other} an index "
+                         f"of its own with --db DIR")
     if known_root and known_root != root and not rebuild and not in_tree:
         raise UsageError(f"the index at {db} belongs to {known_root}; "
                          f"use --db to put the index for {root} elsewhere, or --rebuild")
@@ -151,7 +154,8 @@ def index_tree(source, db, model=None, excludes=(), rebuild=False, progress=True
     store.set_meta(from_server=str(s["server"]))
     files, chunks = store.count("files"), store.count("chunks")
     gone = f", {s['gone']} removed" if s["gone"] else ""
-    errors = f", {s['parse_errors']} with parse errors" if s["parse_errors"] else ""
+    errors = f", {s['parse_errors']} with parse errors: --status names them" \
+        if s["parse_errors"] else ""
     others = chunks - (before + s["added"] - s["removed"])      # queries absorbing edits
     others = f", {others:+} by searches meanwhile" if others else ""
     return (f"indexed {source}: {files} files ({store.languages() or 'none'}; "

@@ -53,6 +53,8 @@ def parse_args(argv, prog="index.py"):
     p.add_argument("--status", action="store_true",
                    help="say whether the index is built or building, how far, how long is "
                         "left, and the last error")
+    p.add_argument("--verbose", action="store_true",
+                   help="with --status: name every file that did not parse, not the first few")
     p.add_argument("--detached", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--apply-queue", action="store_true", help=argparse.SUPPRESS)
     p.add_setting("SERVER", metavar="URL")
@@ -115,7 +117,7 @@ def run(args):
                                args.rebuild))
         return 0
     if args.status:
-        print(status(locate(args.source, args.db)[1]))
+        print(status(locate(args.source, args.db)[1], every=args.verbose))
         return 0
     if args.check:
         _, db = locate(args.source, args.db)

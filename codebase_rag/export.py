@@ -54,6 +54,11 @@ def resolve_model(explicit=None):
 
 
 WEIGHTS_MARK = "#sha256="     # between a folder model's path and its hash (model_hash)
+
+
+def model_name(model_id):
+    """What --model takes to name the model of an identity: a folder's path, the hub's name."""
+    return model_id.partition(WEIGHTS_MARK)[0]
 DEFAULT_CONFIG = {"pooling": "mean", "normalize": True, "dim": DIM, "max_tokens": MAX_TOKENS,
                   "lower_case": False, "query_prompt": "", "document_prompt": ""}
 POOLINGS = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls",

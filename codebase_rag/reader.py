@@ -15,9 +15,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import CONFIDENT, DIM, INDEX_COMMAND, K, MAX_GLOB, MAX_QUESTION, MODE
+from .chunkers import REST_MEMBER
+from .config import CONFIDENT, DIM, INDEX_COMMAND, K, MAX_GLOB, MAX_QUESTION, MODE, \
+    command_line
 from .embed import index_model
-from .export import resolve_model
+from .export import model_name, resolve_model
 from .errors import UsageError, no_space_at, printable
 from .indexer import duration
 from .fresh import Watcher, absorb, changed_files, interrupted, start_writer, unread_note
@@ -69,9 +71,12 @@ class Reader:
             store = open_store(folder)
             store.db.execute("PRAGMA busy_timeout=2000")    # a query never waits long to write
             built_with = store.identity.model
-            if self.model_asked and resolve_model(self.model_asked)[1] != built_with:
-                raise UsageError(f"the index was built with {built_with}, not "
-                                 f"{resolve_model(self.model_asked)[1]}; re-index with --rebuild")
+            asked = self.model_asked and resolve_model(self.model_asked)[1]
+            if asked and asked != built_with:
+                own, other = model_name(built_with), model_name(asked)
+                raise UsageError(f"the index at {folder} was built with {own}, not {other}; "
+                                 f"ask it with {command_line(['--model', own])}, or give "
+                                 f"--db an index built with {other}")
             self.store, self.opened = store, opened
             self.exported = index_model(folder, built_with, store.identity.precision)
             if self.memory:
@@ -166,7 +171,7 @@ class Reader:
         from .search import Hit
         store, model, left, nearest = self.prepare()
         here = store.chunk_at(file, line)
-        if here is None:
+        if here is None or here.member == REST_MEMBER:     # lines no member holds
             raise UsageError(f"no indexed member at {file}:{line}; give a line inside a "
                              f"method, function or type of an indexed file")
         vectors = [np.frombuffer(v, dtype=np.float32) for _, v in store.window_vectors([here.id])]
@@ -214,7 +219,7 @@ class Reader:
         for h in hits:
             h.stale = h.chunk.file in left
         if max_distance is not None:
-            unknown = sum(h.distance is None for h in hits)
+            unknown = sum(h.pending for h in hits)
             hits = [h for h in hits if h.distance is not None and h.distance <= max_distance]
             if unknown:
                 notes.append(f"--max-distance dropped {unknown} keyword results whose distance "
@@ -238,7 +243,12 @@ def open_store(folder):
         return Store(folder, read_only=True)
 
 
-def status(db):
+SHOWN = 5                     # files that did not parse, named by --status
+
+
+def status(db, every=False):
+    """The index's state: built or building, its model, progress, time left, the files that
+    did not parse (the first SHOWN of them; every: all), the last error."""
     if not (Path(db) / "index.sqlite").is_file():
         raise UsageError(f"no codebase-rag index at {db}; create one with: {INDEX_COMMAND} "
                          f"--source DIR")
@@ -257,7 +267,16 @@ def status(db):
     elif state == "starting" and time.time() - started > 60 or state == "building" and not held:
         state = "interrupted (the next search or index.py run finishes it)"
     lines = [f"{state}: {db} ({store.identity.precision}), {store.count('files'):,} files "
-             f"({store.languages() or 'none'}), {store.count('chunks'):,} chunks"]
+             f"({store.languages() or 'none'}), {store.count('chunks'):,} chunks",
+             f"model: {model_name(store.identity.model) or 'none yet'}"]
+    unparsed = [p for (p,) in store.db.execute(
+        "SELECT path FROM files WHERE parse_errors > 0 ORDER BY path")]
+    if unparsed:
+        shown = unparsed if every else unparsed[:SHOWN]
+        more = len(unparsed) - len(shown)
+        lines.append(f"{len(unparsed):,} files with parse errors (what their parser could read "
+                     f"is indexed): {', '.join(printable(p) for p in shown)}" +
+                     (f", and {more:,} more (--status --verbose lists them)" if more else ""))
     reading = int(meta.get("reading") or 0)
     if reading > store.count("files"):
         lines.append(f"files: {store.count('files'):,} of {reading:,} read")

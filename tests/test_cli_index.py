@@ -336,6 +336,29 @@ def test_status_names_the_last_real_build_not_the_last_look(cli, sample_tree, tm
     assert "last looked for changes" in again and finished[1] not in again.split("looked")[1]
 
 
+def test_status_names_the_model_and_the_files_that_did_not_parse(cli, sample_tree, tmp_path):
+    """--status says which model built the index, and names the files read with parse
+    errors (the first few; --verbose all of them); a file fixed since leaves the list."""
+    from codebase_rag.export import HUB_MODEL
+    broken = [sample_tree / f"Broken{i}.go" for i in range(7)]
+    for path in broken:
+        path.write_text("package broken\nfunc Half( {\n}\nfunc Whole() {}\n")
+    db = tmp_path / "db"
+    built = cli.index(sample_tree, db).stdout
+    assert "7 with parse errors: --status names them" in built
+    status = cli.run("index.py", "--db", db, "--status").stdout
+    assert f"model: {HUB_MODEL}" in status
+    [line] = [x for x in status.splitlines() if "parse errors" in x]
+    assert line.startswith("7 files with parse errors") and "and 2 more" in line
+    assert sum(f"Broken{i}.go" in line for i in range(7)) == 5
+    every = cli.run("index.py", "--db", db, "--status", "--verbose").stdout
+    assert all(f"Broken{i}.go" in every for i in range(7)) and "more" not in every
+    broken[0].write_text("package broken\nfunc Whole() {}\n")
+    cli.index(sample_tree, db)
+    status = cli.run("index.py", "--db", db, "--status", "--verbose").stdout
+    assert "6 files with parse errors" in status and "Broken0.go" not in status
+
+
 def test_a_build_shows_its_progress_as_it_goes(cli, sample_tree, tmp_path):
     """--status moves between two writes to Chroma, with an estimate of the time left; a
     build whose output is no terminal (a CI log, an agent's shell) prints progress lines."""

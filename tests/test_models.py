@@ -303,3 +303,8 @@ def test_an_index_of_the_shipped_model_refuses_the_stock_model_and_the_reverse(
             assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
             assert "was built with" in proc.stderr
             assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+            assert "--rebuild" not in proc.stderr       # it would throw the index away
+        # the remedy names the index's own model, and asking with it answers
+        own = str(shipped) if db == tuned_db else HUB_MODEL
+        assert f"--model {own}" in proc.stderr, proc.stderr
+        assert cli.query(db, "energy", "--model", own)
