@@ -328,7 +328,7 @@ def start_background(source, db, excludes=(), model=None, server=None, rebuild=F
     if store is None:
         return f"codebase-rag: the index of {source} is being upgraded in the background; {search}"
     files, languages = store.count("files"), store.languages()
-    total, done = store.count("windows"), store.embedded_count()
+    done, total = store.progress()
     if files and done == total and store.meta("build_state") in ("built", "starting"):
         return (f"codebase-rag: the index of {source} is ready ({files:,} files: {languages}) "
                 f"and takes in changed files before every search; {search}")

@@ -340,7 +340,8 @@ class Meter:
                 now - self.said >= PROGRESS_EVERY or share - self.said_share >= 0.1 and
                 now - self.said >= PROGRESS_EVERY / 6):
             left = (self.todo - self.done) / max(rate, 1e-3)
-            warn(f"embedding: {self.done:,} of {self.todo:,} windows ({share:.0%}), "
+            made, total = self.store.progress()       # the index's, as --status says it
+            warn(f"embedding: {made:,} of {total:,} windows ({made / total:.0%}), "
                  f"{rate:.1f} windows/s, about {duration(left)} left")
             self.said, self.said_share = now, share
 

@@ -196,7 +196,7 @@ class Reader:
     def answer(self, store, question, hits, left, max_distance=None):
         """The Answer for hits: those of files changed but not taken in marked stale, and the
         notes that say what the index has not taken in yet."""
-        total, done = store.count("windows"), store.embedded_count()
+        done, total = store.progress()
         notes, unread = [], 0
         reading = int(store.meta("reading") or 0)
         if reading > store.count("files"):            # a first build's step 1, under way
@@ -254,10 +254,7 @@ def status(db, every=False):
                          f"--source DIR")
     store = open_store(db)
     meta = dict(store.db.execute("SELECT key, value FROM meta"))
-    total = store.count("windows")
-    done = store.embedded_count() + store.db.execute(   # made, not yet written to Chroma
-        "SELECT COUNT(*) FROM windows w WHERE w.embedded=0 AND w.key IN (SELECT key FROM "
-        "vectors)").fetchone()[0]
+    done, total = store.progress()
     held = holder(db) or ({"kind": "build"} if is_locked(db) else None)
     running = held is not None and held["kind"] == "build"
     state = meta.get("build_state") or ("built" if store.count("files") else "not built yet")

@@ -10,6 +10,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from .config import FLUSH
 from .vectors import BUSY_MS, IndexVectors, marks, parts, read_meta
 from .errors import OldFormat, UsageError, damaged, warn
 from .identity import KEYS, Identity
@@ -165,6 +166,18 @@ class Store:
 
     def embedded_count(self):
         return self.count("windows", "WHERE embedded=1")
+
+    def progress(self):
+        """(windows with a vector, windows): how far embedding is, the one measure that
+        searches, --status, index_status and a build's own lines give. A window counts once
+        it is in Chroma, or its vector is made for the batch the writer is putting there
+        (searches meanwhile use it: nearest.CacheScan). One statement: one snapshot, so a
+        batch that the writer marks meanwhile is counted once."""
+        return self.db.execute(
+            "SELECT (SELECT COUNT(*) FROM windows WHERE embedded=1) + (SELECT COUNT(*) FROM "
+            "(SELECT key FROM windows WHERE embedded=0 ORDER BY ordinal, seq LIMIT ?) "
+            "WHERE key IN (SELECT key FROM vectors)), (SELECT COUNT(*) FROM windows)",
+            (FLUSH,)).fetchone()
 
     def integrity_problems(self):
         return [r for (r,) in self.db.execute("PRAGMA integrity_check") if r != "ok"]

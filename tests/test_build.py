@@ -4,6 +4,7 @@ kills at any moment. The real CLIs, the real MiniLM and a real ChromaDB."""
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -140,6 +141,46 @@ def test_status_during_and_after_a_build_and_one_build_at_a_time(cli, sample_tre
     assert wait_for(lambda: status(cli, db).startswith("built"))
     final = status(cli, db)
     assert "100%" in final and "last build finished" in final
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="a build is held still by SIGSTOP")
+def test_a_search_status_and_index_status_say_the_same_progress_at_any_moment(cli, sample_tree,
+                                                                              tmp_path):
+    """Held still in the middle of its first build, the builder's index reads the same from
+    a search's line, --status and the MCP index_status: one measure (Store.progress)."""
+    from codebase_rag.mcp_server import index_status
+    bulk(sample_tree)
+    db = tmp_path / "db"
+    # one batch for Chroma (FLUSH, 2000, is more than its windows): its vectors are made, in
+    # slices, long before any window is marked embedded
+    build = subprocess.Popen([sys.executable, str(ROOT / "index.py"), "--source",
+                              str(sample_tree), "--db", str(db)], env=cli.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    said = []
+    try:
+        def midway():
+            said[:] = [cli.run("index.py", "--db", db, "--status", check=False).stdout]
+            got = re.search(r"windows: ([\d,]+) of ([\d,]+) embedded", said[0])
+            if not got or not 0 < int(got[1].replace(",", "")) < int(got[2].replace(",", "")):
+                return False
+            build.send_signal(signal.SIGSTOP)
+            return True
+        assert wait_for(midway, 240), said
+        by_status = re.search(r"windows: ([\d,]+) of ([\d,]+) embedded \((\d+)%\)",
+                              status(cli, db)).groups()
+        search = cli.run("query.py", "--db", db, "ledger entry").stdout
+        by_search = re.search(r"semantic index (\d+)% built \(([\d,]+) of ([\d,]+) windows\)",
+                              search)
+        assert by_search, search
+        by_search = by_search.groups()
+        by_mcp = re.search(r"windows: ([\d,]+) of ([\d,]+) embedded \((\d+)%\)",
+                           index_status(db, str(sample_tree))).groups()
+        assert by_status == by_mcp == (by_search[1], by_search[2], by_search[0]), \
+            (by_status, by_search, by_mcp)
+    finally:
+        build.send_signal(signal.SIGCONT)
+        build.communicate(timeout=300)
+    assert build.returncode == 0 and status(cli, db).startswith("built")
 
 
 # ----------------------------------------------------------------------------- precision
