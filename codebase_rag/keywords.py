@@ -66,17 +66,20 @@ class MemoryKeywords:
     FTS5 holds them when first read, then the rows written since. A chunk's rowid is never
     used again (store.py), so what is new is what lies above the highest rowid read."""
 
-    def __init__(self, store):
-        self.store, self.version = store, None
+    def __init__(self, store, background=False):
+        """background: read every posting in a thread of its own (a first search of a big
+        index would wait for it: a minute at 131,000 windows), FTS5 answering meanwhile
+        with the same scores."""
+        self.store, self.version, self.background = store, None, background
         self.tokenizer = fts5_tokenizer()               # FTS5's tokens, of text of ours
         self.tokens_of_word = {}
         self.read = 0                 # rows read whole at the last full read
+        self.loading = None           # (thread, {"state": ...} or {"error": ...}) under way
 
     def best(self, question, n):
         tokens = self.tokens(fts_words(question))
-        if tokens is None:            # a word FTS5 reads as a phrase of several tokens
-            return Fts5Keywords(self.store).best(question, n)
-        self.sync()
+        if tokens is None or not self.sync():   # a word FTS5 reads as a phrase of several
+            return Fts5Keywords(self.store).best(question, n)   # tokens; or still reading
         rows = max(self.rows, 1)
         avgdl = self.total / rows
         score = np.zeros(len(self.length))
@@ -129,20 +132,36 @@ class MemoryKeywords:
         return hits[live], name[live], body[live]
 
     def sync(self):
-        """Catch up with the index: rows gone, rows new, or everything read again."""
+        """Catch up with the index: rows gone, rows new, or everything read again. False
+        while every posting is being read in the background."""
+        if self.loading is not None:
+            thread, got = self.loading
+            if thread.is_alive():
+                return False
+            self.loading = None
+            if "error" in got:                              # read here, as without a thread
+                self.background = False
+            else:
+                self.__dict__.update(got["state"])
+            self.version = None                             # then take in what came since
         version = self.store.version()
         if version == self.version:
-            return
+            return True
         self.version = version
         db = self.store.db
         db.execute("BEGIN")                                 # one snapshot of the index
         try:
-            if not self.read:
-                return self.read_all(db)
-            new = db.execute("SELECT count(*) FROM chunks WHERE rowid > ?",
-                             (self.seen,)).fetchone()[0]
-            if self.new_rows + new > self.read * REREAD:
-                return self.read_all(db)
+            new = self.read and db.execute("SELECT count(*) FROM chunks WHERE rowid > ?",
+                                           (self.seen,)).fetchone()[0]
+            if not self.read or self.new_rows + new > self.read * REREAD:
+                if not self.background:
+                    self.__dict__.update(read_all(db))
+                    return True
+                got = {}
+                thread = threading.Thread(target=self.read_apart, args=(got,), daemon=True)
+                self.loading, self.version = (thread, got), None
+                thread.start()
+                return False
             if db.execute("SELECT count(*) FROM chunks WHERE rowid <= ?",
                           (self.seen,)).fetchone()[0] != self.rows:
                 live = np.zeros(len(self.alive), dtype=bool)
@@ -156,35 +175,20 @@ class MemoryKeywords:
                 self.read_new(db)
         finally:
             db.execute("COMMIT")
+        return True
 
-    def read_all(self, db):
-        """Every token's postings, from FTS5's own index: each token's instances (the row
-        and column of each occurrence), parsed a batch of tokens at a time (a numpy array
-        per token, or all at once, costs 40-90 MB more memory on jellyfin)."""
-        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lexical_tokens USING "
-                   "fts5vocab(main, lexical, instance)")
-        self.span, parts, batch, size = {}, [], [], 0
-        for token, codes in db.execute("SELECT term, group_concat(doc * 2 + (col = 'body')) "
-                                       "FROM temp.lexical_tokens GROUP BY term"):
-            self.span[token] = len(self.span)
-            batch.append(codes)
-            size += len(codes)
-            if size > 2 ** 21:
-                parts.append(postings(batch, len(self.span) - len(batch)))
-                batch, size = [], 0
-        parts.append(postings(batch, len(self.span) - len(batch)))
-        token, self.hits, name, body = (np.concatenate([p[i] for p in parts]) for i in range(4))
-        del parts
-        self.starts = np.searchsorted(token, np.arange(len(self.span) + 1))
-        self.seen = db.execute("SELECT ifnull(max(rowid), 0) FROM chunks").fetchone()[0]
-        self.rows = self.read = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        self.length = np.bincount(self.hits, name + body.astype(np.float64),
-                                  minlength=self.seen + 1)
-        self.name, self.body = name, body
-        self.total = int(self.length.sum())
-        self.alive = np.zeros(self.seen + 1, dtype=bool)
-        self.alive[[r for (r,) in db.execute("SELECT rowid FROM chunks")]] = True
-        self.added, self.new_rows = {}, 0
+    def read_apart(self, got):
+        """read_all on a connection of this thread's own, into got."""
+        try:
+            db = sqlite3.connect(f"{(self.store.folder / 'index.sqlite').absolute().as_uri()}"
+                                 f"?mode=ro", uri=True)
+            try:
+                db.execute("BEGIN")
+                got["state"] = read_all(db)
+            finally:
+                db.close()
+        except Exception as e:      # sqlite3's or numpy's: the next search reads it itself
+            got["error"] = e
 
     def read_new(self, db):
         """The rows above the highest read, through our own FTS5 tokenizer."""
@@ -208,6 +212,35 @@ class MemoryKeywords:
         self.new_rows += len(new)
         self.total += int(self.length[new].sum())
         self.seen = top
+
+
+def read_all(db):
+    """Every token's postings, from FTS5's own index: each token's instances (the row and
+    column of each occurrence), parsed a batch of tokens at a time (a numpy array per
+    token, or all at once, costs 40-90 MB more memory on jellyfin); as MemoryKeywords'
+    fields."""
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lexical_tokens USING "
+               "fts5vocab(main, lexical, instance)")
+    span, parts, batch, size = {}, [], [], 0
+    for token, codes in db.execute("SELECT term, group_concat(doc * 2 + (col = 'body')) "
+                                   "FROM temp.lexical_tokens GROUP BY term"):
+        span[token] = len(span)
+        batch.append(codes)
+        size += len(codes)
+        if size > 2 ** 21:
+            parts.append(postings(batch, len(span) - len(batch)))
+            batch, size = [], 0
+    parts.append(postings(batch, len(span) - len(batch)))
+    token, hits, name, body = (np.concatenate([p[i] for p in parts]) for i in range(4))
+    del parts
+    seen = db.execute("SELECT ifnull(max(rowid), 0) FROM chunks").fetchone()[0]
+    rows = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    length = np.bincount(hits, name + body.astype(np.float64), minlength=seen + 1)
+    alive = np.zeros(seen + 1, dtype=bool)
+    alive[[r for (r,) in db.execute("SELECT rowid FROM chunks")]] = True
+    return dict(span=span, hits=hits, name=name, body=body, seen=seen, rows=rows, read=rows,
+                starts=np.searchsorted(token, np.arange(len(span) + 1)), length=length,
+                total=int(length.sum()), alive=alive, added={}, new_rows=0)
 
 
 def postings(batch, first):

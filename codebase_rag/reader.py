@@ -83,7 +83,7 @@ class Reader:
                 from .keywords import MemoryKeywords
                 from .nearest import MemoryNearest
             self.in_memory = MemoryNearest(store) if self.memory else None
-            self.keywords = MemoryKeywords(store) if self.memory else None
+            self.keywords = MemoryKeywords(store, background=True) if self.memory else None
             self.forget_watcher()
         return self.store
 

@@ -1,6 +1,7 @@
 """Search rules, checked without the model: a stand-in embedder (tests/conftest.py) over a
 real index (SQLite and Chroma) of a tiny tree."""
 import io
+import time
 
 import pytest
 
@@ -307,6 +308,27 @@ def test_keyword_postings_kept_in_memory_score_as_fts5_does_after_every_write(
         index_tree(str(src), str(tmp_path / "db"), progress=False, embedder=word_embedder)
         agrees()
     assert "Energy/Timers.cs#0" in memory.best("salt", 10)
+
+
+def test_a_long_lived_reader_answers_by_fts5_while_it_reads_the_postings_apart(
+        store, tmp_path, monkeypatch):
+    """The MCP server's first search never waits for every posting to be read (a minute at
+    131,000 windows): FTS5 answers, with the same scores, until a thread has read them;
+    then the postings in memory do, and keep up with writes as before."""
+    slow = keywords.read_all
+
+    def read_slowly(db):
+        time.sleep(1.5)
+        return slow(db)
+    monkeypatch.setattr(keywords, "read_all", read_slowly)
+    memory = MemoryKeywords(Store(tmp_path / "db"), background=True)
+    question = "refill the energy timers"
+    started = time.monotonic()
+    assert memory.best(question, 100) == Fts5Keywords(store).best(question, 100)
+    assert time.monotonic() - started < 1.0 and memory.loading and not memory.read
+    memory.loading[0].join()
+    assert memory.best(question, 100) == Fts5Keywords(store).best(question, 100)
+    assert memory.loading is None and memory.read > 0     # the postings in memory answered
 
 
 def test_the_no_confident_line_names_the_nearest_distance_and_reads_true():
