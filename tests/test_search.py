@@ -255,10 +255,15 @@ def test_the_embedding_cache_scan_gives_chromas_answers(store, word_embedder):
             [d for _, d in near(via_chroma)], abs=1e-4)
 
 
-def test_vectors_kept_in_memory_follow_every_write(store, word_embedder, tmp_path):
+@pytest.mark.parametrize("dead_kept", [1000, 0], ids=["rows-marked-dead", "rows-dropped"])
+def test_vectors_kept_in_memory_follow_every_write(store, word_embedder, tmp_path, monkeypatch,
+                                                   dead_kept):
     """What the MCP server searches: it loads every vector once, then keeps up with new,
     changed and deleted files written by other processes, and gives the cache scan's
     answers at every point."""
+    from codebase_rag import nearest
+    monkeypatch.setattr(nearest, "DEAD_KEPT", dead_kept)
+    monkeypatch.setattr(nearest, "DEAD_SHARE", 0.25 if dead_kept else 0.0)
     memory = MemoryNearest(Store(tmp_path / "db"))        # a reader of its own, long-lived
 
     def agrees(question):
@@ -276,6 +281,7 @@ def test_vectors_kept_in_memory_follow_every_write(store, word_embedder, tmp_pat
     agrees("password hash")
     assert "Auth/PasswordHasher.cs#0" not in dict(memory.nearest(
         word_embedder(["password hash"])[0], 10))
+    assert memory.dead[:memory.used].any() == bool(dead_kept)     # dropped, or marked
 
 
 @pytest.mark.parametrize("reread", [0.0, 100.0], ids=["read-again", "rows-added"])
