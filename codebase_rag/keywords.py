@@ -162,11 +162,13 @@ class MemoryKeywords:
                 self.loading, self.version = (thread, got), None
                 thread.start()
                 return False
-            if db.execute("SELECT count(*) FROM chunks WHERE rowid <= ?",
-                          (self.seen,)).fetchone()[0] != self.rows:
+            # read from the smallest index, not the table (whose rows hold every text)
+            if db.execute("SELECT (SELECT count(*) FROM chunks) - ?", (new,)
+                          ).fetchone()[0] != self.rows:
+                rows = np.fromstring(db.execute("SELECT group_concat(rowid) FROM chunks")
+                                     .fetchone()[0] or "0", dtype=np.int64, sep=",")
                 live = np.zeros(len(self.alive), dtype=bool)
-                live[[r for (r,) in db.execute("SELECT rowid FROM chunks WHERE rowid <= ?",
-                                               (self.seen,))]] = True
+                live[rows[rows <= self.seen]] = True
                 gone = self.alive & ~live
                 self.rows -= int(gone.sum())
                 self.total -= int(self.length[gone].sum())
