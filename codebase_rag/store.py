@@ -133,8 +133,7 @@ class Store:
             self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
 
     def recorded_identity(self):
-        """The identity as meta holds it now (another process may have written it since
-        this Store read it)."""
+        """The identity as meta holds it now (another process may have written it since)."""
         return Identity.from_meta(dict(self.db.execute(
             f"SELECT key, value FROM meta WHERE key IN ({marks(KEYS)})", KEYS)))
 
@@ -153,8 +152,7 @@ class Store:
         return self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes
 
     def count(self, table, where=""):
-        """Rows of table, counted again only once the database changed: a question asks
-        for them several times."""
+        """Rows of table, counted again once the database changed (a question asks often)."""
         assert table in ("files", "chunks", "windows", "doomed")
         version = self.version()
         if self._counts[0] != version:
@@ -168,11 +166,9 @@ class Store:
         return self.count("windows", "WHERE embedded=1")
 
     def progress(self):
-        """(windows with a vector, windows): how far embedding is, the one measure that
-        searches, --status, index_status and a build's own lines give. A window counts once
-        it is in Chroma, or its vector is made for the batch the writer is putting there
-        (searches meanwhile use it: nearest.CacheScan). One statement: one snapshot, so a
-        batch that the writer marks meanwhile is counted once."""
+        """(windows with a vector, windows), what every progress line says: in Chroma, or in
+        the writer's batch with its vector made (searches use it: CacheScan). One statement,
+        one snapshot: a batch marked meanwhile counts once."""
         return self.db.execute(
             "SELECT (SELECT COUNT(*) FROM windows WHERE embedded=1) + (SELECT COUNT(*) FROM "
             "(SELECT key FROM windows WHERE embedded=0 ORDER BY ordinal, seq LIMIT ?) "
@@ -184,8 +180,7 @@ class Store:
 
     # -- lookups for the search
     def window_vectors(self, chunk_ids):
-        """[(chunk id, vector blob)] for every window of the given chunks whose vector is in
-        the embedding cache."""
+        """[(chunk id, vector blob)] of the given chunks' windows with a cached vector."""
         query = "SELECT w.chunk, v.vec FROM windows w JOIN vectors v ON v.key = w.key"
         return [row for part in parts(chunk_ids) for row in self.db.execute(
             f"{query} WHERE w.chunk IN ({marks(part)})", part)]
@@ -196,9 +191,8 @@ class Store:
             f"SELECT key, chunk FROM windows WHERE key IN ({marks(part)})", part)]
 
     def window_chunks(self, window_ids):
-        """{window id: its chunk id} of those windows whose vector in Chroma is theirs (one
-        Chroma still has but the index no longer knows, or knows with another text not yet
-        written, is left out: its file changed since)."""
+        """{window id: its chunk id} of those windows whose vector in Chroma is theirs (not one
+        the index no longer knows, or knows with another text not yet written)."""
         return {w: c for part in parts(window_ids) for w, c in self.db.execute(
             f"SELECT id, chunk FROM windows WHERE +embedded=1 AND id IN ({marks(part)})", part)}
 
@@ -244,8 +238,7 @@ class Store:
         return {p: (m, s, sha) for p, m, s, sha in rows}
 
     def languages(self):
-        """'csharp 4,802, cpp 52': the indexed files per language, a file of an extension
-        two languages share (a .h) as its chunks were read."""
+        """'csharp 4,802, cpp 52': files per language (a .h as its chunks were read)."""
         paths = self.manifest()
         shared = [p for p in paths if p.endswith(SHARED_EXTENSIONS)]
         owned = dict(row for part in parts(shared) for row in self.db.execute(
@@ -258,8 +251,7 @@ class Store:
         return [p for (p,) in self.db.execute("SELECT path FROM files WHERE sha IS NULL")]
 
     def forget_shas(self, matches):
-        """Files whose path matches are read and chunked again at the next run, whatever
-        their size and time say."""
+        """Files whose path matches are read again at the next run, whatever their time."""
         with self.db:
             self.db.executemany("UPDATE files SET sha=NULL WHERE path=?",
                                 [(p,) for (p,) in self.db.execute("SELECT path FROM files")
@@ -454,6 +446,5 @@ class FileIndex:
     chunks: list = None        # [(IndexedChunk, lexical text)]; None: remove the file
     windows: list = ()         # [(window id, chunk id, ordinal, cache key, text)]
     uses: list = ()            # [uses.Use]: what its members use (Use.chunk: an index in chunks)
-    decls: list = ()           # [(kind, scope, name, target, line, end_line)]: what it imports
-                               # and declares (uses/__init__.py)
+    decls: list = ()           # [(kind, scope, name, target, line, end_line)] (uses/__init__.py)
     parse_errors: int = 0      # its parser's errors (its chunker recovered): --status names it
