@@ -132,9 +132,13 @@ def search(store, question, qvec, nearest, k=K, mode=MODE, path_glob=None, langu
         vector.update(distances_for(store, qvec, [c for c in candidates if c not in vector]))
     share = {"vector": 1.0, "lexical": 0.0}.get(mode, vector_share(shape) if qvec is not None
                                                  else 0.0)
-    scores = fuse({c: 1.0 - vector[c] for c in candidates if c in vector},
-                  {c: bm25[c] for c in candidates if c in bm25}, share)
-    rows = store.chunk_rows(scores)
+    rows = store.chunk_rows(candidates)
+    # lines no member holds never get a vector: their meaning counts nothing, not as much
+    # as their keywords (a member waiting for its vector's does); ranked as near as their
+    # keywords, imports and fields took the places of members on every dev set
+    cosines = {c: 1.0 - vector[c] if c in vector else 0.0 for c in candidates
+               if c in vector or c in rows and rows[c].member == REST_MEMBER}
+    scores = fuse(cosines, {c: bm25[c] for c in candidates if c in bm25}, share)
     scores = rescore(scores, rows, question, shape)
     results, in_path = [], path_matcher(path_glob) if path_glob else None
     for cid in sorted(scores, key=lambda c: -scores[c]):

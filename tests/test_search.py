@@ -316,6 +316,31 @@ def test_keyword_postings_kept_in_memory_score_as_fts5_does_after_every_write(
     assert "Energy/Timers.cs#0" in memory.best("salt", 10)
 
 
+def test_lines_no_member_holds_never_outrank_a_member_as_good_by_their_keywords(
+        tmp_path, word_embedder):
+    """A <rest> chunk never gets a vector: its meaning counts nothing, where a member still
+    waiting for its vector counts as near as its keywords are good. Fields and comments
+    full of the question's words then rank below the member that does it, and first when
+    the question is keywords alone."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "Shop.cs").write_text(
+        "namespace Game;\npublic class Shop\n{\n"
+        "    // the discount rate: a discount rate of the shop, its discount and rate\n"
+        "    private float discountRate, rate, discount;\n\n"
+        "    public float Reduce(float amount)\n    {\n"
+        "        return amount - amount * rate;\n    }\n}\n")
+    for i, word in enumerate(["player", "energy", "timer", "inventory", "weapon", "level"]):
+        (src / f"F{i}.cs").write_text(f"class F{i}\n{{\n    void Run{word}() {{ {word}.Go(); }}\n}}\n")
+    index_tree(str(src), str(tmp_path / "db"), progress=False, embedder=word_embedder)
+    store = Store(tmp_path / "db")
+    # the fields' lines have the best keywords; the member is the one near in meaning
+    assert list(Fts5Keywords(store).best("the discount rate", 1)) == ["Shop.cs#0"]
+    assert names(ask(store, word_embedder, "the discount rate", k=2)) == ["Reduce", "<rest>"]
+    assert names(ask(store, word_embedder, "the discount rate", k=2,
+                     mode="lexical")) == ["<rest>", "Reduce"]
+
+
 def test_a_long_lived_reader_answers_by_fts5_while_it_reads_the_postings_apart(
         store, tmp_path, monkeypatch):
     """The MCP server's first search never waits for every posting to be read (a minute at
