@@ -59,6 +59,8 @@ WEIGHTS_MARK = "#sha256="     # between a folder model's path and its hash (mode
 def model_name(model_id):
     """What --model takes to name the model of an identity: a folder's path, the hub's name."""
     return model_id.partition(WEIGHTS_MARK)[0]
+
+
 DEFAULT_CONFIG = {"pooling": "mean", "normalize": True, "dim": DIM, "max_tokens": MAX_TOKENS,
                   "lower_case": False, "query_prompt": "", "document_prompt": ""}
 POOLINGS = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls",
