@@ -83,6 +83,8 @@ def run(args):
                                    push_only, record_failure, reindex_files, start_background)
     if config.PROBLEMS:
         raise UsageError(config.PROBLEMS[0])
+    if args.verbose and not args.status:
+        raise UsageError(f"--verbose goes with --status: {config.INDEX_COMMAND} --status --verbose")
     if args.apply_queue:                 # a hook's detached process
         apply_queue(args.db)
         return 0

@@ -357,6 +357,8 @@ def test_status_names_the_model_and_the_files_that_did_not_parse(cli, sample_tre
     cli.index(sample_tree, db)
     status = cli.run("index.py", "--db", db, "--status", "--verbose").stdout
     assert "6 files with parse errors" in status and "Broken0.go" not in status
+    alone = cli.run("index.py", "--db", db, "--verbose", check=False)
+    assert alone.returncode == 2 and alone.stderr.count("\n") == 1 and "--status" in alone.stderr
 
 
 def test_a_build_shows_its_progress_as_it_goes(cli, sample_tree, tmp_path):
