@@ -267,7 +267,9 @@ class Indexer:
         if lost:                        # no text and no cached vector: read the file again
             store.reread(lost)
         ready = [(wid, vectors[key]) for wid, key, _ in rows if key in vectors]
-        store.vectors.upsert_windows([w for w, _ in ready], [v for _, v in ready])
+        if not store.vectors.upsert_windows([w for w, _ in ready], [v for _, v in ready]):
+            self.meter.close()         # Chroma made afresh: every window is to do again
+            self.meter = None
         if self.record and not store.meta("members_covered_after") and \
                 not store.first_windows_pending():
             since = float(store.meta("build_started", time.time()))

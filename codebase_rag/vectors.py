@@ -51,6 +51,7 @@ class IndexVectors:
     def __init__(self, db, folder, writer=False, read_only=False):
         self.db, self.folder, self.writer, self.read_only = db, folder, writer, read_only
         self._collection = None
+        self.remade = False           # Chroma made afresh by this run already
 
     def meta(self, key, default=None):
         return read_meta(self.db, key, default)
@@ -289,14 +290,30 @@ class IndexVectors:
                             "w.id = doomed.id AND +w.embedded=1)")
 
     def upsert_windows(self, ids, vectors):
-        """Give these windows their vectors in Chroma, then mark them embedded."""
+        """Give these windows their vectors in Chroma, then mark them embedded. A Chroma that
+        cannot be written (a run killed while Chroma rewrote its id map, a file it does not
+        write atomically) is made afresh, once a run: False, and every window is pending
+        again, its vector in the cache."""
         if not ids:
-            return
-        self.collection.tune()
-        self.collection.upsert(list(ids), [v.tolist() for v in vectors], None)
+            return True
+        try:
+            self.collection.tune()
+            self.collection.upsert(list(ids), [v.tolist() for v in vectors], None)
+        except DamagedIndex as e:
+            if self.remade:
+                raise
+            self.remade = True
+            with self.db:
+                self.chroma_afresh()
+            self.sweep()
+            warn(f"repaired the vector store: it could not be written ({e.what}); "
+                 f"{self.db.execute('SELECT COUNT(*) FROM windows').fetchone()[0]:,} "
+                 f"windows to restore")
+            return False
         with self.db:
             self.db.executemany("UPDATE windows SET embedded=1, text=NULL WHERE id=?",
                                 [(i,) for i in ids])
+        return True
 
     def sync_vectors(self):
         """The cheap check: Chroma holds as many vectors as there are embedded windows, and a

@@ -137,6 +137,27 @@ def test_a_plain_run_repairs_what_it_can(cli, built, tmp_path, how, onnx_export)
     assert top(cli.query(db, QUESTION)) == ANSWER
 
 
+def test_a_run_with_windows_to_add_repairs_an_id_map_cut_short(cli, sample_tree, tmp_path):
+    """Chroma rewrites its id map (index_metadata.pickle) in place when it compacts: a run
+    killed meanwhile leaves it cut short, and Chroma then refuses every write. The next run,
+    which has windows to add, makes Chroma afresh from the embedding cache."""
+    tree, db, clean = sample_tree, tmp_path / "db", tmp_path / "clean"
+    cli.index(tree, db)
+    shutil.copytree(db, clean)
+    [pickle] = (db / "chroma").glob("*/index_metadata.pickle")
+    os.truncate(pickle, pickle.stat().st_size // 2)
+    (tree / "Weather.cs").write_text("namespace Farm;\npublic class Weather\n{\n"
+                                     "    public bool WillItRainOnTheCrops() { return true; }\n}\n")
+    proc = cli.index(tree, db)
+    assert "repaired the vector store" in proc.stderr and "Traceback" not in proc.stderr
+    assert top(cli.query(db, "Weather WillItRainOnTheCrops")) == ("Weather.cs",
+                                                                    "WillItRainOnTheCrops")
+    (tree / "Weather.cs").unlink()
+    cli.index(tree, db)
+    assert_same_index(db, clean)
+    assert top(cli.query(db, QUESTION)) == ANSWER
+
+
 def test_a_missing_model_never_sends_a_query_to_the_hub(cli, built, tmp_path):
     tree, clean = built
     db = tmp_path / "db"
