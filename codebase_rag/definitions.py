@@ -300,6 +300,12 @@ class Index:
         own = [d for d in self.members_of(t, t.name, outer) if d.kind in TYPE_KINDS]
         return own[0] if own else t.as_def()
 
+    def nested_types(self, types, name):
+        """The types named name declared inside one of types."""
+        return [n for t in types for n in self.types_named(name)
+                if n.chain == f"{t.chain}.{name}" and (n.namespace == t.namespace if
+                scoping(t.language).identity == "namespace" else set(n.files) & set(t.files))]
+
     def members_of(self, t, name, chain=None):
         """The chunks named name declared in type t."""
         chain = t.chain if chain is None else chain
@@ -389,3 +395,10 @@ class Index:
                       if not any(f[:-len(path + s)] + p.lstrip("/") in files   # a root is
                                  for p in suffixes if p.startswith("/")))     # no package
         return hits[0][1] if hits and (len(hits) == 1 or hits[0][0] < hits[1][0]) else None
+
+
+def function_types(defs):
+    """A function made with `new` is a type (JavaScript's function F, F.prototype.m): the
+    Types of these top-level function Defs."""
+    return [Type(d.member, d.member, "", (d.file,), d.language, d.start_line, d.end_line)
+            for d in defs if d.kind == "function" and not d.cls]

@@ -66,7 +66,7 @@ class Linkage:
         found = self.lookup(value, name) or self.outside(value, name)
         if found:
             return verdict(found)
-        nested = self.nested_types(value, name)
+        nested = self.ix.nested_types(value, name)
         if nested:
             return self.constructed(nested) if kind == "call" else verdict(
                 [self.ix.type_def(t) for t in nested])

@@ -4,7 +4,7 @@ file, namespace or package. Never a silent guess: one member (or one overload se
 type), ambiguous (several candidates), or unresolved: external (a library's name, a type the
 index does not hold) or unknown (a receiver whose type the syntax does not give)."""
 
-from .definitions import EXTERNAL, TYPE_KINDS, UNKNOWN, Ctx, Type
+from .definitions import EXTERNAL, TYPE_KINDS, UNKNOWN, Ctx, function_types
 from .linkage import Linkage
 from .namespaces import Namespaces, verdict
 from .packages import Packages
@@ -46,10 +46,9 @@ class Resolver(Namespaces, Packages, Linkage):
         if receiver == "unknown" or receiver == "external":
             return UNKNOWN if receiver == "unknown" else EXTERNAL
         kind_of, value = receiver
-        if kind_of == "named":        # a type the index lacks (int, a library's): only an
+        if kind_of in ("named", "array"):     # a type the index lacks (int, a library's),
             return self.extension(name, ctx, set(value), EXTERNAL) if kind == "call" and \
-                s.extension_methods else EXTERNAL          # extension method of ours
-
+                s.extension_methods else EXTERNAL      # an array: only an extension method
         if kind_of == "module":
             return self.as_resolution(self.module_member(value, name), kind)
         if kind_of == "package":
@@ -57,7 +56,7 @@ class Resolver(Namespaces, Packages, Linkage):
         found = self.lookup(value, name)
         if found:
             return verdict(found)
-        nested = [t for t in self.nested_types(value, name)]
+        nested = self.ix.nested_types(value, name)
         if nested:
             return self.constructed(nested) if kind == "call" else verdict(
                 [self.ix.type_def(t) for t in nested])
@@ -145,13 +144,14 @@ class Resolver(Namespaces, Packages, Linkage):
             if head == "base" and not current[1]:
                 return "external"
         elif head.startswith("="):
-            types = self.type_named(head[1:].split(":"), ctx)
-            if types == "external":   # a declared type the index lacks: its name is known
-                current = ("named", [head.split(":")[-1].lstrip("=")])
+            array = head.endswith("[]")           # "=T[]": an array of T (TypeScript's)
+            types = self.type_named(head[1:len(head) - 2 * array].split(":"), ctx)
+            if types == "external" or array and not types:   # a declared type the index
+                current = ("named", [head.split(":")[-1].lstrip("=")])      # lacks: its name
             elif not isinstance(types, list):
                 return types
             else:
-                current = ("types", types)
+                current = ("array" if array else "types", types)
         elif head.endswith("()"):
             current = self.returned(self.unqualified(head[:-2], "call", ctx), depth)
         else:
@@ -170,9 +170,10 @@ class Resolver(Namespaces, Packages, Linkage):
             current = self.member_value(current, part, ctx, depth)
         return current
 
-    def returned(self, res, depth):
+    def returned(self, res, depth, receiver=None):
         """What a call (its Resolution) gives back: a construction its type, a function
-        or method its declared return type, read from its signature."""
+        or method its declared return type, read from its signature; `this` (TypeScript's)
+        is the receiver's own types (a subclass's, where a base declares the method)."""
         if res.types and res.status == "resolved":
             return ("types", list(res.types))
         if res.status != "resolved":
@@ -182,8 +183,11 @@ class Resolver(Namespaces, Packages, Linkage):
             declared = scoping(d.language).returns(d.signature) if not d.is_type else None
             if not declared:
                 return "unknown"
-            if declared == "Self" and d.cls:        # Rust: the impl's own type
-                declared = d.cls.rpartition(" for ")[2]
+            if declared == "this" and receiver:
+                found += [t for t in receiver if t not in found]
+                continue
+            if declared in ("Self", "this") and d.cls:    # the impl's own type (Rust), the
+                declared = d.cls.rpartition(" for ")[2]    # object itself (TypeScript)
             types = self.type_named(declared.split("."), Ctx(d.file, d.language, d.namespace,
                                                               d.cls))
             if not isinstance(types, list) or not types:
@@ -220,11 +224,17 @@ class Resolver(Namespaces, Packages, Linkage):
         return types if isinstance(types, str) else "external"
 
     def member_value(self, current, part, ctx, depth=0):
-        """The value of `current.part` (`current.part()`: what it returns)."""
+        """The value of `current.part` (`current.part()`: what it returns; `current.[]`:
+        each element of an array)."""
         call = part.endswith("()")
         name = part[:-2] if call else part
         kind, value = current
-        if kind == "named":
+        if part == "[]":
+            return ("types", value) if kind == "array" else \
+                "external" if kind == "named" else "unknown"
+        if kind == "array" and call and name in scoping(ctx.language).array_keeps:
+            return current
+        if kind in ("named", "array"):
             return "external"
         if kind == "package":
             found = self.package_member(value, name, depth)
@@ -246,17 +256,17 @@ class Resolver(Namespaces, Packages, Linkage):
                 return v
             return (what, v) if what in ("module", "types") else "unknown"
         if call:
-            nested = self.nested_types(value, name)
+            nested = self.ix.nested_types(value, name)
             res = self.constructed(nested) if nested else verdict(self.lookup(value, name))
-            return self.returned(res, depth)
+            return self.returned(res, depth, value)
         typed = self.field_type(value, name, depth)
         if typed is not None:
             return typed
-        nested = self.nested_types(value, name)
+        nested = self.ix.nested_types(value, name)
         if nested:
             return ("types", nested)
         prop = [d for d in self.lookup(value, name) if d.kind in ("property", "getter")]
-        return self.returned(verdict(prop), depth) if prop else "unknown"
+        return self.returned(verdict(prop), depth, value) if prop else "unknown"
 
     def field_type(self, types, name, depth=0):
         """("types", [Type]) or "external"/"unknown" for the value of field name of one of
@@ -294,17 +304,6 @@ class Resolver(Namespaces, Packages, Linkage):
                         out += [b for b in found if b != t]
         return out
 
-    def nested_types(self, types, name):
-        return [n for t in types for n in self.ix.types_named(name)
-                if n.chain == f"{t.chain}.{name}" and (n.namespace == t.namespace if
-                scoping(t.language).identity == "namespace" else set(n.files) & set(t.files))]
-
-    def function_types(self, defs):
-        """A function made with `new` is a type (JavaScript's function F, F.prototype.m):
-        the Types of these top-level function Defs."""
-        return [Type(d.member, d.member, "", (d.file,), d.language, d.start_line, d.end_line)
-                for d in defs if d.kind == "function" and not d.cls]
-
     def type_of_chain(self, chain, ctx):
         """The Types of the chain around ctx (its own class, an outer one)."""
         s = scoping(ctx.language)
@@ -319,7 +318,7 @@ class Resolver(Namespaces, Packages, Linkage):
             t.namespace == ctx.namespace if s.identity == "namespace" else ctx.file in t.files)]
         if not found and s.member_chains and "." not in chain:      # function F, F.prototype
             defs = self.module_member(ctx.file, name, lexical=True)
-            found = self.function_types(defs[1]) if defs and defs[0] == "defs" else []
+            found = function_types(defs[1]) if defs and defs[0] == "defs" else []
         return found
 
     def type_named(self, parts, ctx, quiet=False, outer_only=False):
@@ -342,7 +341,7 @@ class Resolver(Namespaces, Packages, Linkage):
                 if found and found[0] == "types":
                     return found[1]
                 if found and found[0] == "defs" and s.member_chains:
-                    return self.function_types(found[1])
+                    return function_types(found[1])
                 return [t for t in candidates if ctx.file in t.files and
                         t.chain.count(".") == 0] or ("external" if not quiet else [])
             head = self.first_name(parts[0], ctx)
@@ -351,7 +350,7 @@ class Resolver(Namespaces, Packages, Linkage):
                     return head
                 head = self.member_value(head, part, ctx)
             if not isinstance(head, str) and head[0] == "defs" and s.member_chains:
-                return self.function_types(head[1])
+                return function_types(head[1])
             return head[1] if not isinstance(head, str) and head[0] == "types" else "external"
         if not candidates:
             return "external"

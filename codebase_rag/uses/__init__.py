@@ -13,7 +13,9 @@ qualifier, the receiver's simple form as the syntax gives it:
     "=T"        a value whose type the member declares: `Foo x = ...; x.M()`, `x: Foo`,
                 `var x = new Foo()`, `new Foo().M()` give "=Foo" (`A.Foo`: "=A:Foo"; a
                 name after it is a member of that value: "=Foo.bar")
-    "a.b"       names as written, resolved at query time: a field, a type, a module alias
+    "=T[]"      a value declared an array of T (TypeScript's `T[]`, `Array<T>`)
+    "a.b"       names as written, resolved at query time: a field, a type, a module alias;
+                a part "[]" is each element of the array before it (`this.items.[]`)
     "?"         anything else (a call's result, an index, a local of unknown type)
 A decl is (kind, scope, name, target, line, end_line), what resolution reads besides the
 chunks:
@@ -73,7 +75,7 @@ EXTRACTORS = {"csharp": "csharp", "python": "syntax", "typescript": "syntax",
               "go": "go", "rust": "rust", "c": "cfamily", "cpp": "cfamily"}
 # language -> the version of its uses: bump it when they change, and the next plain run
 # reads that language's files again (their vectors come back from the cache)
-USES_VERSIONS = {"csharp": 1, "python": 1, "typescript": 1, "javascript": 1, "java": 1,
+USES_VERSIONS = {"csharp": 1, "python": 1, "typescript": 2, "javascript": 2, "java": 1,
                  "go": 1, "rust": 1, "c": 2, "cpp": 2}
 
 

@@ -40,6 +40,8 @@ class Scoping:
                                       # too: a .h is either, its extension says C)
     makers: tuple = ()            # function templates that make a pointer of their first
                                   # argument (`std::make_shared<T>(...)`)
+    array_keeps: tuple = ()       # an array's methods that return an array of the same
+                                  # elements (`xs.filter(f)`: its elements are xs's)
 
 
 WRAPPERS = ("Optional", "Awaitable", "Task", "ValueTask", "Promise", "Iterator",
@@ -180,7 +182,9 @@ SCOPING = {
     "typescript": Scoping(constructor="constructor", identity="file", modules="paths",
                           returns=typescript_returns,
                           module_objects=("exports", "module.exports"),
-                          member_chains=("{}.prototype",)),
+                          member_chains=("{}.prototype",),
+                          array_keeps=("filter", "slice", "concat", "sort", "reverse",
+                                       "toSorted", "toReversed", "splice")),
     "javascript": Scoping(constructor="constructor", identity="file", modules="paths",
                           returns=typescript_returns,
                           module_objects=("exports", "module.exports"),

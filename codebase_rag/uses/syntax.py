@@ -19,6 +19,9 @@ Capture names (docs/references.md lists them with examples):
                                 from the base's node upwards)
   import.module|import.from, import.name, import.alias, import.star    an import
   scope                         a node whose locals are its own (Go's func literals)
+  each.param, each.receiver (+ each.method)   a name bound to each element of receiver:
+                                `for (x of xs)`, `xs.map(x => ...)` when each.method is one
+                                of the language's element_methods
 """
 import bisect
 import threading
@@ -62,6 +65,10 @@ class Forms:
     new_call: str = ""            # a call of this name makes a value of its argument's type
                                   # (Go's new(T))
     paths: tuple = ()             # more forms of `a.b` as member's: Rust's a::b, a::B
+    arrays: frozenset = frozenset()   # node types of an array type (`T[]`: its element is
+                                  # its first named child); a declared one is "=T[]"
+    array_generics: frozenset = frozenset()   # generic types that are arrays: Array<T>
+    element_methods: frozenset = frozenset()  # xs.m(x => ...) gives x each element of xs
 
     def member_form(self, node_type):
         """The (node type, object field, name field) of a form of `a.b`, or None."""
@@ -78,7 +85,13 @@ ES = dict(identifiers=frozenset(("identifier",)),
           wrappers=frozenset(("parenthesized_expression", "non_null_expression", "as_expression",
                               "satisfies_expression", "await_expression")),
           type_names=frozenset(("type_identifier",)),
-          type_member=("nested_type_identifier", "module", "name"))
+          type_member=("nested_type_identifier", "module", "name"),
+          generic=frozenset(("generic_type",)),
+          arrays=frozenset(("array_type",)),
+          array_generics=frozenset(("Array", "ReadonlyArray")),
+          element_methods=frozenset(("of", "map", "forEach", "filter", "find", "findIndex",
+                                     "findLast", "findLastIndex", "some", "every",
+                                     "flatMap")))
 FORMS = {
     "python": Forms("python.scm", frozenset(("identifier",)), ("attribute", "object", "attribute"),
                     ("call", "function"), self_words=frozenset(("self", "cls")),
@@ -216,8 +229,13 @@ class _Reader:
     def run(self, matches):
         calls, refs, types, locals_, fields, classes, bases, imports, scopes = (
             [] for _ in range(9))
+        self.each = {}
         for _, caps in matches:
-            if "call.name" in caps or "call.base" in caps:
+            if "each.param" in caps:
+                method = self.text(caps["each.method"][0]) if "each.method" in caps else "of"
+                if method in self.forms.element_methods:
+                    self.each[caps["each.param"][0].start_byte] = caps["each.receiver"][0]
+            elif "call.name" in caps or "call.base" in caps:
                 calls.append(caps)
             elif "ref.name" in caps:
                 refs.append(caps)
@@ -415,7 +433,12 @@ class _Reader:
         return "?"
 
     def type_of(self, node):
-        """The type a `type` node names, dotted (`a.Foo`, `List[Foo]`: List), or None."""
+        """The type a `type` node names, dotted (`a.Foo`, `List[Foo]`: List), or None; an
+        array of the language's (`Foo[]`, `Array<Foo>`) is `Foo[]`."""
+        element = self.array_element(node)
+        if element is not None:
+            named = self.type_of(element)
+            return named and named + "[]"
         stack = [node]
         while stack:                  # the first name, depth first
             n = stack.pop()
@@ -425,6 +448,42 @@ class _Reader:
             if len(stack) < 64:
                 stack.extend(reversed(n.named_children[:8]))
         return None
+
+    def array_element(self, node):
+        """The element type node of an array type (through the one child of a wrapper, `:
+        T[]`, `readonly T[]`), or None; a few nodes deep at most."""
+        f = self.forms
+        for _ in range(4):
+            if node is None or not f.arrays:
+                return None
+            kids = node.named_children
+            if node.type in f.arrays:
+                return kids[0] if kids else None
+            if node.type in f.generic:
+                args = node.child_by_field_name("type_arguments")
+                name = node.child_by_field_name("name")
+                if name is not None and self.text(name) in f.array_generics and \
+                        args is not None and len(args.named_children) == 1:
+                    return args.named_children[0]
+                return None
+            if len(kids) != 1:
+                return None
+            node = kids[0]
+        return None
+
+    def element_form(self, node, chunk):
+        """The form of a name bound to each element of a value (`for (x of xs)`, `xs.map(x
+        => ...)`): "=T" when the member declares the value an array of T, else the value's
+        form and `.[]` (resolved at query time: `this.items.[]`), or None."""
+        receiver = self.each.get(node.start_byte)
+        if receiver is None:
+            return None
+        form = self.qualifier(receiver, chunk)
+        if form in ("?", "base") or form.count(".") >= MAX_CHAIN:
+            return None
+        if form.startswith("=") and "." not in form:      # declared here: an array, or not
+            return form[:-2] if form.endswith("[]") else None
+        return form + ".[]"
 
     def type_names(self, node):
         """(name node, receiver node or None) of every name inside a type, iteratively."""
@@ -496,8 +555,10 @@ class _Reader:
             name, chunk = self.text(node), self.chunk_of(node)
             self.scopes = scopes                    # a value may name an earlier local
             form = self.form_of(caps, "local", chunk)
+            element = self.element_form(node, chunk) if form == "?" else None
+            form = element or form
             key = self.scope_of(node, chunk)[0]     # the member's, or a scope's inside it
-            if "local.param" in caps:               # a parameter of no declared type: what
+            if "local.param" in caps and not element:   # a parameter of no declared type: what
                 weak.add((key, name))               # the member assigns it is its value
                 scopes.setdefault(key, {}).setdefault(name, "?")
                 continue

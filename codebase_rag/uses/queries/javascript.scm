@@ -25,6 +25,10 @@
 (catch_clause parameter: (identifier) @local.name)
 (statement_block (function_declaration name: (identifier) @local.name))
 
+; scopes whose locals are their own: each callback's parameters (`test` in one is not another's)
+(arrow_function) @scope
+(function_expression) @scope
+
 ; fields: this.x = ... in a class; x = ... in a class body
 (assignment_expression left: (member_expression object: (this) @field.self
                                                 property: (property_identifier) @field.name)
@@ -56,6 +60,9 @@
 (expression_statement (assignment_expression
     left: (member_expression object: (identifier) @export.module property: (property_identifier))
     right: (identifier) @export.default))
+(expression_statement (assignment_expression left: (identifier) right: (assignment_expression
+    left: (member_expression object: (identifier) @export.module property: (property_identifier))
+    right: (identifier) @export.default)))
 (variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @import.name)
     value: (call_expression function: (identifier) @import.require
                             arguments: (arguments (string (string_fragment) @import.from))))

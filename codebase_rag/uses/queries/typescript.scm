@@ -34,6 +34,20 @@
 (catch_clause parameter: (identifier) @local.name)
 (statement_block (function_declaration name: (identifier) @local.name))
 
+; scopes whose locals are their own: each callback's parameters (`order` in one is not another's)
+(arrow_function) @scope
+(function_expression) @scope
+
+; names bound to each element of a value: for (x of xs), xs.map(x => ...), xs.forEach(function (x) ...)
+(for_in_statement left: (identifier) @each.param "of" right: (_) @each.receiver)
+(call_expression function: (member_expression object: (_) @each.receiver
+                                              property: (property_identifier) @each.method)
+    arguments: (arguments . [(arrow_function parameter: (identifier) @each.param)
+                             (arrow_function parameters: (formal_parameters
+                                 . (required_parameter pattern: (identifier) @each.param !type)))
+                             (function_expression parameters: (formal_parameters
+                                 . (required_parameter pattern: (identifier) @each.param !type)))]))
+
 ; fields: this.x = ... in a class; declared in a class body; constructor parameter properties
 (assignment_expression left: (member_expression object: (this) @field.self
                                                 property: (property_identifier) @field.name)
