@@ -269,6 +269,11 @@ class Index:
                 (file,)).fetchall()
         return found
 
+    def returns_this(self, d):
+        """Whether member d returns its receiver, as its body says (decl "returns")."""
+        return any(kind == "returns" and scope == d.cls and name == d.member
+                   for kind, scope, name, _, _, _ in self.decls(d.file))
+
     def usings(self, file):
         """[(kind, scope, name, target)] of a file's usings and static usings (C#)."""
         found = self._usings.get(file)

@@ -180,7 +180,8 @@ class Resolver(Namespaces, Packages, Linkage):
             return "unknown" if res.status != "external" else "external"
         found = []
         for d in res.targets:
-            declared = scoping(d.language).returns(d.signature) if not d.is_type else None
+            declared = (scoping(d.language).returns(d.signature) if not d.is_type else None) \
+                or ("this" if d.rowid and self.ix.returns_this(d) else None)  # its body's
             if not declared:
                 return "unknown"
             if declared == "this" and receiver:

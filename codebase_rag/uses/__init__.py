@@ -31,6 +31,8 @@ chunks:
     "nsmacro"   C++: name a macro that opens namespaces (target "open:a.b:2", the names and
                 its braces, an inline one's name left out) or closes them ("close:2")
     "macro"     C++: name a macro written alone on its line (its namespaces: "nsmacro")
+    "returns"   JavaScript, TypeScript: scope a class chain, name a member of it that returns
+                its receiver (every return statement of it gives `this`); target "this"
 
 A language is an extractor in EXTRACTORS: C# reads its own lexer's tokens
 (uses/csharp.py); the tree-sitter languages are a query file each
@@ -75,7 +77,7 @@ EXTRACTORS = {"csharp": "csharp", "python": "syntax", "typescript": "syntax",
               "go": "go", "rust": "rust", "c": "cfamily", "cpp": "cfamily"}
 # language -> the version of its uses: bump it when they change, and the next plain run
 # reads that language's files again (their vectors come back from the cache)
-USES_VERSIONS = {"csharp": 1, "python": 1, "typescript": 2, "javascript": 2, "java": 1,
+USES_VERSIONS = {"csharp": 1, "python": 1, "typescript": 3, "javascript": 3, "java": 1,
                  "go": 1, "rust": 1, "c": 2, "cpp": 2}
 
 

@@ -19,6 +19,8 @@ Capture names (docs/references.md lists them with examples):
                                 from the base's node upwards)
   import.module|import.from, import.name, import.alias, import.star    an import
   scope                         a node whose locals are its own (Go's func literals)
+  return, return.this           a return statement (one that returns `this`): a member whose
+                                every return gives `this` returns its receiver (decl "returns")
   each.param, each.receiver (+ each.method)   a name bound to each element of receiver:
                                 `for (x of xs)`, `xs.map(x => ...)` when each.method is one
                                 of the language's element_methods
@@ -229,9 +231,13 @@ class _Reader:
     def run(self, matches):
         calls, refs, types, locals_, fields, classes, bases, imports, scopes = (
             [] for _ in range(9))
-        self.each = {}
+        self.each, returns = {}, {}
         for _, caps in matches:
-            if "each.param" in caps:
+            if "return" in caps or "return.this" in caps:
+                node = caps.get("return", caps.get("return.this"))[0]
+                counts = returns.setdefault(self.chunk_of(node), [0, 0])
+                counts["return.this" in caps] += 1
+            elif "each.param" in caps:
                 method = self.text(caps["each.method"][0]) if "each.method" in caps else "of"
                 if method in self.forms.element_methods:
                     self.each[caps["each.param"][0].start_byte] = caps["each.receiver"][0]
@@ -256,6 +262,7 @@ class _Reader:
             elif any(k.startswith(("import.", "export.")) for k in caps):
                 imports.append(caps)
         self.read_scopes(scopes)
+        self.read_returns(returns)
         self.chains = self.class_chains(classes)
         self.scopes, self.imported = {}, set()
         self.read_imports(imports)
@@ -607,6 +614,16 @@ class _Reader:
                 keys.append((chunk, start))
             i, steps = self.scope_parent[i], steps + 1
         return keys + [chunk]
+
+    def read_returns(self, returns):
+        """A decl "returns" for each function member whose every return statement gives
+        `this` (a fluent method of JavaScript's, which declares no return type). returns:
+        {chunk: [returns of anything, returns of `this`]}, each return counted once in each
+        pattern that matched it."""
+        for chunk, (any_, this) in returns.items():
+            if this and any_ == this and self.in_function(chunk):
+                c = self.chunks[chunk]
+                self.decls.append(("returns", c.cls, c.member, "this", c.start_line, None))
 
     def read_fields(self, fields):
         f = self.forms

@@ -74,3 +74,7 @@
 (export_statement "default" declaration: (class_declaration name: (_) @export.default))
 (export_statement "default" declaration: (function_declaration name: (_) @export.default))
 (export_statement "default" value: (identifier) @export.default)
+
+; returns: a member whose every return gives `this` returns its receiver (a fluent method)
+(return_statement) @return
+(return_statement (this)) @return.this
