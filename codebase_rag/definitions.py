@@ -220,8 +220,16 @@ class Index:
         if use_chunk is not None:
             d = self.def_of(use_chunk)
             if d is not None:
-                return Ctx(d.file, d.language, d.namespace, d.cls, (d.start_line, d.end_line))
+                return self.member_context(d)
         return Ctx(file, self.language_of(file), self.package_of(file), "")
+
+    @staticmethod
+    def member_context(d):
+        """The Ctx of member d's body; a JavaScript function's own `this` is the object
+        `new F()` makes (its chain is F, whose members F.prototype.m are)."""
+        chain = d.cls or (d.member if d.kind == "function" and
+                          scoping(d.language).member_chains else "")
+        return Ctx(d.file, d.language, d.namespace, chain, (d.start_line, d.end_line))
 
     def context_at(self, file, line):
         """Ctx of code outside every member at file:line, from the types declared there."""

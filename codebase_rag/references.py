@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from .chunkers import REST_MEMBER
-from .definitions import DEF_COLUMNS, Ctx, Def, Index, Type
+from .definitions import DEF_COLUMNS, Def, Index, Type
 from .errors import UsageError, printable
 from .resolve import CALLS, Resolver
 from .uses.scoping import scoping
@@ -173,7 +173,7 @@ class Questions:
                              f"members (--outline shows them)")
         entries, external = {}, set()
         for t in targets:
-            ctx = Ctx(t.file, t.language, t.namespace, t.cls, (t.start_line, t.end_line))
+            ctx = self.ix.member_context(t)
             for lines, used, kind, qualifier in self.store.db.execute(
                     "SELECT lines, name, kind, qualifier FROM uses WHERE chunk=? AND kind IN "
                     "('call', 'new')", (t.rowid,)):
