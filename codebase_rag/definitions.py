@@ -6,7 +6,7 @@ question (or one MCP call): the database may change between two of those, not wi
 import bisect
 import posixpath
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from .uses import crates
 from .languages import language_for
@@ -110,6 +110,7 @@ class Index:
         self._modules = {}
         self._global_usings, self._usings = None, {}
         self._macro_spans, self._namespace_macros = {}, None
+        self._packages = {}
 
     def defs_named(self, name):
         """The chunks that declare name (not a callback named after the call it is passed
@@ -142,15 +143,12 @@ class Index:
         """The Def of a chunk's row; a language whose files say their package (Java's
         `package a.b;`, Go's folder: a `package` decl) has it as the namespace, which its
         chunks do not carry."""
-        d = Def(*row)
-        if scoping(d.language).namespace_macros:
-            spaced = self.macro_space(d.file, d.start_line, d.namespace)
-            return d if spaced == d.namespace else replace(d, namespace=spaced)
-        if not d.namespace and scoping(d.language).package:
-            package = self.package_of(d.file)
-            if package:
-                return replace(d, namespace=package)
-        return d
+        s = scoping(row[2])             # the columns: rowid, file, language, namespace, ...
+        if s.namespace_macros:
+            return Def(*row[:3], self.macro_space(row[1], row[7], row[3]), *row[4:])
+        if not row[3] and s.package:
+            return Def(*row[:3], self.package_of(row[1]), *row[4:])
+        return Def(*row)
 
     def macro_space(self, file, line, namespace):
         """C++: namespace as the code at file:line is in it, inside the namespaces a macro
@@ -208,11 +206,14 @@ class Index:
     def package_of(self, file):
         """The package of a file: Go's folder ("." the tree's root), Java's declared one;
         "" for a language of neither."""
-        style = scoping(self.language_of(file)).package
-        if style == "folder":
-            return posixpath.dirname(file) or "."
-        return next((target for kind, _, _, target, _, _ in self.decls(file)
-                     if kind == "package"), "") if style else ""
+        found = self._packages.get(file)
+        if found is None:
+            style = scoping(self.language_of(file)).package
+            found = self._packages[file] = (posixpath.dirname(file) or ".") \
+                if style == "folder" else next((target for kind, _, _, target, _, _ in
+                                                self.decls(file) if kind == "package"), "") \
+                if style else ""
+        return found
 
     def context(self, use_chunk, file):
         """The Ctx of a use: its member's, or for code outside every member (a field's

@@ -19,15 +19,14 @@ class Resolver(Namespaces, Packages, Linkage):
     def __init__(self, index):
         self.ix = index
         self._resolved = {}       # (name, kind, qualifier, Ctx): its Resolution
-        self._visible = {}        # (file, namespace): the namespaces visible there
+        self._bases, self._visible = {}, {}   # Type: bases; (file, ns): namespaces seen
 
     def resolve(self, name, kind, qualifier, ctx):
         """The Resolution of one use (the same use in the same place: the same answer)."""
         key = (name, kind, qualifier, ctx)
-        found = self._resolved.get(key)
-        if found is None:
-            found = self._resolved[key] = self.resolve_afresh(name, kind, qualifier, ctx)
-        return found
+        if key not in self._resolved:
+            self._resolved[key] = self.resolve_afresh(name, kind, qualifier, ctx)
+        return self._resolved[key]
 
     def resolve_afresh(self, name, kind, qualifier, ctx):
         s = scoping(ctx.language)
@@ -285,8 +284,7 @@ class Resolver(Namespaces, Packages, Linkage):
         return None
 
     def lookup(self, types, name, depth=0):
-        """The members named name of types, else of their bases (the nearest that has
-        one), as Defs; [] if none."""
+        """The Defs named name of types, else of their nearest bases that have one."""
         found = [d for t in types for d in self.ix.members_of(t, name)
                  if d.kind not in TYPE_KINDS]       # a nested type: nested_types() has it
         if found or depth >= MAX_DEPTH:
@@ -295,7 +293,9 @@ class Resolver(Namespaces, Packages, Linkage):
         return self.lookup(bases, name, depth + 1) if bases else []
 
     def bases(self, t):
-        out = []
+        if t in self._bases:
+            return self._bases[t]
+        out = self._bases[t] = []
         for file in t.files:
             for kind, scope, name, target, line, _ in self.ix.decls(file):
                 if kind == "base" and scope == t.chain:
