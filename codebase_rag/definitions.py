@@ -73,6 +73,7 @@ class Resolution:
 
 
 EXTERNAL, UNKNOWN = Resolution("external"), Resolution("unknown")
+MAX_DEPTH = 8                 # resolution's bases, imports followed, qualifier chains
 
 
 def verdict(found):

@@ -4,18 +4,19 @@ file, namespace or package. Never a silent guess: one member (or one overload se
 type), ambiguous (several candidates), or unresolved: external (a library's name, a type the
 index does not hold) or unknown (a receiver whose type the syntax does not give)."""
 
-from .definitions import EXTERNAL, TYPE_KINDS, UNKNOWN, Ctx, function_types
+from .definitions import (EXTERNAL, MAX_DEPTH, TYPE_KINDS, UNKNOWN, Ctx, Resolution,
+                          function_types)
 from .linkage import Linkage
+from .modules import Modules
 from .namespaces import Namespaces, verdict
 from .packages import Packages
 from .uses import LOCAL
 from .uses.scoping import scoping
 
 CALLS = ("call", "new")
-MAX_DEPTH = 8                 # bases, imports followed, qualifier chains
 
 
-class Resolver(Namespaces, Packages, Linkage):
+class Resolver(Namespaces, Packages, Linkage, Modules):
     def __init__(self, index):
         self.ix = index
         self._resolved = {}       # (name, kind, qualifier, Ctx): its Resolution
@@ -76,6 +77,10 @@ class Resolver(Namespaces, Packages, Linkage):
         if what == "types":
             return self.constructed(value) if kind in CALLS else verdict(
                 [self.ix.type_def(t) for t in value])
+        if what == "held":            # a variable holding a member: no member itself (as
+            back = self.returned(verdict(value), 0)      # the resolvers say), but what
+            return Resolution("external", types=tuple(back[1])) if isinstance(back, tuple) \
+                and back[0] == "types" else EXTERNAL     # calling it gives is known
         return UNKNOWN if what == "value" else EXTERNAL    # a variable, a module
 
     def constructed(self, types):
@@ -173,7 +178,7 @@ class Resolver(Namespaces, Packages, Linkage):
         """What a call (its Resolution) gives back: a construction its type, a function
         or method its declared return type, read from its signature; `this` (TypeScript's)
         is the receiver's own types (a subclass's, where a base declares the method)."""
-        if res.types and res.status == "resolved":
+        if res.types and res.status in ("resolved", "external"):
             return ("types", list(res.types))
         if res.status != "resolved":
             return "unknown" if res.status != "external" else "external"
@@ -390,61 +395,3 @@ class Resolver(Namespaces, Packages, Linkage):
             nearest = max(len(t.namespace) for t in enclosing)
             found = [t for t in enclosing if len(t.namespace) == nearest]
         return found or ("external" if not quiet else [])
-
-    def module_member(self, file, name, depth=0, seen=None, lexical=False):
-        """What name denotes at the top of file: ("defs", [Def]), ("types", [Type]),
-        ("module", file) or None; imports and re-exports followed. lexical: as a bare name
-        in that file (`exports.f = ...` is no name there), else as what it exports."""
-        seen = seen or set()
-        if (file, name) in seen or depth > MAX_DEPTH:
-            return None
-        seen.add((file, name))
-        exported = () if lexical else scoping(self.ix.language_of(file)).module_objects
-        defs = [d for d in self.ix.defs_named(name) if d.file == file and d.kind not in
-                TYPE_KINDS and (not d.cls or d.cls in exported) and not (    # an inline
-                    d.namespace and scoping(d.language).modules == "crates")]  # mod's own
-        types = [t for t in self.ix.types_named(name) if file in t.files and "." not in t.chain]
-        if defs:                  # a value before a type of the same name (TypeScript's
-            return ("defs", defs)     # `interface X` beside `const X = ...`)
-        if types:
-            return ("types", types)
-        language = self.ix.language_of(file)
-        style = scoping(language).modules
-        if not style:
-            return None
-        for kind, scope, local, target, line, _ in self.ix.decls(file):
-            if kind == "field" and not scope and local == name:     # a module's variable
-                return ("value", self.receiver(target, Ctx(file, language, "", ""), depth + 1))
-        stars = []
-        for kind, _, local, target, _, _ in self.ix.decls(file):
-            if kind != "import":
-                continue
-            if local == "*":
-                stars.append(target)
-                continue
-            if local != name:
-                continue
-            module, _, member = target.partition(":")
-            where = self.ix.module_file(style, module, file) if module else file
-            if where is None:
-                return ("external", None)
-            if not member:
-                return ("module", where)
-            found = self.module_member(where, member, depth + 1, seen)
-            if found is None and style == "crates":       # use crate::a::b: the module b
-                sub = self.ix.module_file(style, f"{module}.{member}", file)
-                if sub:
-                    return ("module", sub)
-            if found is None and style == "dotted":
-                sub = self.ix.module_file(style, f"{module}.{member}" if not module.endswith(
-                    ".") else module + member, file)
-                if sub:
-                    return ("module", sub)
-            return found or ("external", None)
-        for target in stars:
-            where = self.ix.module_file(style, target, file)
-            if where:
-                found = self.module_member(where, name, depth + 1, seen)
-                if found and found[0] != "external":
-                    return found
-        return None

@@ -19,7 +19,7 @@ RANK = {
     "chunkers.python": 3, "chunkers.typescript": 3, "chunkers.treesitter": 3, "text": 2,
     "uses": 4, "uses.csharp": 4, "uses.syntax": 4, "uses.scoping": 4, "uses.crates": 4,
     "uses.go": 5, "uses.java": 5, "uses.rust": 5, "uses.cfamily": 5, "definitions": 6,
-    "namespaces": 7, "packages": 7, "linkage": 7, "resolve": 8, "references": 9,
+    "namespaces": 7, "packages": 7, "linkage": 7, "modules": 7, "resolve": 8, "references": 9,
     "export": 3, "chroma": 3, "flat": 3, "vectors": 4, "embed": 5, "store": 5, "lock": 5,
     "team_policy": 5, "team_wire": 3, "team_chroma": 4, "team_postgres": 4, "nearest": 6,
     "keywords": 6, "check": 9, "search": 7, "render": 6, "hook": 6, "indexer": 8, "build_runs": 9,

@@ -95,6 +95,8 @@
     alias: (_) @import.alias)) source: (string (string_fragment) @import.from))
 (export_statement (export_clause (export_specifier name: (_) @import.name !alias))
                   source: (string (string_fragment) @import.from))
+(export_statement (export_clause (export_specifier name: (_) @import.name   ; export { a as b }
+    alias: (_) @import.alias)) !source)
 (export_statement "*" source: (string (string_fragment) @import.from)) @import.star
 (export_statement "default" declaration: (class_declaration name: (_) @export.default))
 (export_statement "default" declaration: (abstract_class_declaration name: (_) @export.default))
