@@ -402,6 +402,16 @@ texts.update({       # Java, Go, Rust: long chains, many scopes, classes, import
     "lets.rs": "fn f() { " + "let x: A = A::new(); let y = x.b(); y.c();\\n" * (n // 44) + "}",
     "deep.rs": "use " + "a::{" * (n // 4) + "b;",
 })
+texts.update({       # TypeScript, JavaScript: callbacks, for-of, `return this`, re-exports
+    "arrows.ts": "function f(xs: A[]) { " + "xs.map((x) => " * (n // 200) + "x" +
+                 ")" * (n // 200) + " }",
+    "callbacks.ts": "function f(xs: A[]) {\\n" + "xs.forEach((x) => x.g());\\n" * (n // 26) + "}",
+    "fors.ts": "function f(xs: A[]) {\\n" + "for (const x of xs) { x.g(); }\\n" * (n // 31) + "}",
+    "filters.ts": "function f(xs: A[]) {\\nxs" + ".filter((x) => x)" * (n // 17) + ";\\n}",
+    "returns.js": "function F() {}\\n" + "F.prototype.m = function () { return this; };\\n" *
+                  (n // 44),
+    "exports.ts": "const a = B.c;\\n" + "export { a as b };\\n" * (n // 19),
+})
 texts.update({       # an unclosed ( run: one ERROR node of as many children, for each driver
     "parens.py": "def f():\\n    x = " + "(" * n,
     "parens.ts": "function f() { x = " + "(" * n + " }",
