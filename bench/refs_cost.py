@@ -4,6 +4,7 @@ cut windows, write SQLite) with and without the uses' extraction, runs taken in 
 uses and decls tables' size on disk; and how fast a warm --callers answers.
 
     python bench/refs_cost.py TREE [TREE ...] [--runs 3] [--names 30] [--out FILE]
+    python bench/refs_cost.py --db DB [--names 20] [--repeat 3]     (--callers only)
 
 Step 1 runs as a build runs it (indexer.Indexer.run over the whole walk, the index's real
 tokenizer counting each window), into a new index each run; "without" replaces the
@@ -107,12 +108,23 @@ def cli_latency(db, name, runs=5):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("trees", nargs="+", type=Path)
+    p.add_argument("trees", nargs="*", type=Path)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--names", type=int, default=30)
     p.add_argument("--work", type=Path, default=None)
     p.add_argument("--out", type=Path)
+    p.add_argument("--db", type=Path, help="only time --callers on this built index (its "
+                   "--names most called names), --repeat times: each time's medians")
+    p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
+    if args.db:
+        names = busiest(args.db, args.names)
+        times = [callers_latency(args.db, names) for _ in range(args.repeat)]
+        for (fresh, _), (kept, _) in times:
+            print(f"afresh {fresh * 1000:.1f} ms, long-lived {kept * 1000:.1f} ms")
+        print(f"median afresh {statistics.median(t[0][0] for t in times) * 1000:.1f} ms, "
+              f"long-lived {statistics.median(t[1][0] for t in times) * 1000:.1f} ms")
+        return
     work = args.work or Path(tempfile.mkdtemp(prefix="refs-cost-"))
     lines = ["| tree | files | step 1 without (s) | with (s) | added | CPU without (s) | "
              "with (s) | added |", "|---|---:|---:|---:|---:|---:|---:|---:|"]

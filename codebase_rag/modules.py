@@ -36,9 +36,10 @@ class Modules:
             return None
         for kind, scope, local, target, line, _ in self.ix.decls(file):
             if kind == "field" and not scope and local == name:     # a module's variable
-                held = self.held_member(target, Ctx(file, language, "", ""), depth)
+                here = Ctx(file, language, "", "")
+                held = self.held_member(target, here, depth)
                 return ("held", held) if held else \
-                    ("value", self.receiver(target, Ctx(file, language, "", ""), depth + 1))
+                    ("value", self.receiver(target, here, depth + 1))
         stars = []
         for kind, _, local, target, _, _ in self.ix.decls(file):
             if kind != "import":

@@ -83,6 +83,12 @@ class IndexVectors:
                         (f"{CHROMA_DIR}.{n + 1}",))
         self.db.execute("UPDATE windows SET embedded=0")
 
+    def remake_chroma(self):
+        """Chroma afresh in its own transaction, the old generation swept (a writer's)."""
+        with self.db:
+            self.chroma_afresh()
+        self.sweep()
+
     def sweep(self):
         """Old generations of vectors.f32 and Chroma removed where no process holds them any
         more (a writer's job, under the lock)."""
@@ -303,9 +309,7 @@ class IndexVectors:
             if self.remade:
                 raise
             self.remade = True
-            with self.db:
-                self.chroma_afresh()
-            self.sweep()
+            self.remake_chroma()
             warn(f"repaired the vector store: it could not be written ({e.what}); "
                  f"{self.db.execute('SELECT COUNT(*) FROM windows').fetchone()[0]:,} "
                  f"windows to restore")
@@ -338,9 +342,7 @@ class IndexVectors:
         except DamagedIndex as e:
             afresh = f"it was unreadable ({e.what})"
         if afresh:
-            with self.db:
-                self.chroma_afresh()
-            self.sweep()
+            self.remake_chroma()
             return f"{afresh}; {done:,} windows to restore"
         want = {wid for (wid,) in self.db.execute("SELECT id FROM windows WHERE embedded=1")}
         extra, missing = sorted(have - want), sorted(want - have)
