@@ -22,7 +22,7 @@ from .oslayer import remove_unused
 from .store import FileIndex, IndexedChunk
 from .text import cache_key, chunk_body, chunk_header, chunk_text, lexical_text, \
     member_windows, text_key
-from .uses import Use, extract
+from .uses import extract, new_use
 from .walk import listed, read_source, tree_is_there, walk
 
 FILES_PER_WRITE = 200         # step 1 commits this often, so a query soon sees the first files
@@ -68,7 +68,7 @@ def build_file(rel, text, count_tokens, max_tokens=MAX_TOKENS):
     language = language_of(rel, chunks)
     uses, decls = extract_uses(rel, text, chunks, language)     # of the chunker's chunks
     chunks, place = cover_rest(text, chunks)
-    uses = [u if u.chunk is None else Use(place[u.chunk], *u[1:]) for u in uses]
+    uses = [u if u.chunk is None else new_use((place[u.chunk], *u[1:])) for u in uses]
     lines = text.split("\n")
     rows, window_texts = [], []
     for ordinal, c in enumerate(chunks):

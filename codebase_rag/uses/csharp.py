@@ -14,6 +14,9 @@ Declarations come from a second, shallow walk (the chunker's own helpers): using
 type's bases, each field's and property's type.
 """
 
+from itertools import compress, repeat
+from operator import is_, methodcaller
+
 from ..chunkers import csharp as lexer
 from . import Collector, owners
 
@@ -51,31 +54,44 @@ def name_flags(T):
         known.clear()
     out = list(map(known.get, T))
     if None in out:
-        for i, flag in enumerate(out):
-            if flag is None:
+        for i in compress(range(len(T)), map(is_, out, repeat(None))):
+            out[i] = known.get(T[i])
+            if out[i] is None:
                 out[i] = known[T[i]] = is_name(T[i])
     return out
+
+
+def positions(T, token):
+    """The indices of token in the list T, found by the list's own search."""
+    found, i = [], -1
+    try:
+        while True:
+            i = T.index(token, i + 1)
+            found.append(i)
+    except ValueError:
+        return found
 
 
 def expand_holes(T, L, depth=0, text=None):
     """(tokens, lines) with each interpolated string replaced by the tokens of its holes
     (text: the tokens' source, where a `$` says whether there may be one)."""
-    if text is not None and "$" not in text:
+    if text is not None and "$" not in text or depth >= MAX_HOLE_DEPTH:
         return T, L
-    out_t, out_l, expanded = [], [], False
-    for t, line in zip(T, L):
-        if t[:1] != "$" and t[:2] != "@$" or depth >= MAX_HOLE_DEPTH:
-            out_t.append(t)
-            out_l.append(line)
-            continue
-        expanded = True
+    strings = list(compress(range(len(T)), map(methodcaller("startswith", ("$", "@$")), T)))
+    if not strings:
+        return T, L
+    out_t, out_l, at = [], [], 0
+    for k in strings:
+        out_t += T[at:k]
+        out_l += L[at:k]
+        t, line, at = T[k], L[k], k + 1
         for start, end in holes(t):
             ht, hl, _, _, _ = lexer.tokenize(t[start:end])
             first = line + t.count("\n", 0, start)
             ht, hl = expand_holes(ht, [first + x - 1 for x in hl], depth + 1)
             out_t += ["("] + ht + [")"]          # a hole is an expression of its own
             out_l += [first] + hl + [first]
-    return (out_t, out_l) if expanded else (T, L)
+    return out_t + T[at:], out_l + L[at:]
 
 
 def holes(s):
@@ -161,16 +177,20 @@ class _Uses:
     def opener(self):
         """{index of a closing bracket: index of its opening one}, made when first asked."""
         if self._opener is None:
-            self._opener = {c: o for o, c in enumerate(self.match) if c > o}
+            # a closing bracket is the match of one opening bracket alone; the other keys
+            # (-1, an unclosed bracket's own index) are never a closing bracket's
+            self._opener = dict(zip(self.match, range(self.n)))
         return self._opener
 
     def run(self):
         T, L, n, name, header_lines = self.T, self.L, self.n, self.name, self.header_lines
-        names = [i for i, flag in enumerate(name) if flag]
+        names = list(compress(range(n), name))
         local = set()             # (chunk, name) of the local functions declared in members
         named = set()             # members whose own name (their first on their line) is read
-        news = [i for i, t in enumerate(T) if t == "new" and i + 1 < n and name[i + 1]]
+        own = [(c.sig_line, c.member.rpartition(".")[2]) for c in self.chunks]
+        news = [i for i in positions(T, "new") if i + 1 < n and name[i + 1]]
         skip_to, owner, angles, last_chunk, scope = 0, self.owner, self.angles, -1, None
+        collect = self.uses.add
         for i in sorted(names + news) if news else names:
             if i < skip_to:
                 continue
@@ -178,9 +198,10 @@ class _Uses:
             if t == "new":
                 skip_to = self.construction(i)
                 continue
-            if t in NOT_CALLED or L[i] in header_lines or i and T[i - 1] in TYPE_KEYWORDS:
+            line = L[i]
+            if t in NOT_CALLED or line in header_lines or i and T[i - 1] in TYPE_KEYWORDS:
                 continue
-            chunk = owner[L[i]]
+            chunk = owner[line]
             if chunk != last_chunk:
                 scope, last_chunk = self.locals.setdefault(chunk, {}), chunk
             prev = T[i - 1] if i else ""
@@ -188,33 +209,31 @@ class _Uses:
             after = i + 1 if close is None else close + 1
             nxt = T[after] if after < n else ""
             dotted = prev in (".", "::")
-            if chunk is not None and chunk not in named and \
-                    self.L[i] == self.chunks[chunk].sig_line and \
-                    t.lstrip("@") == self.chunks[chunk].member.rpartition(".")[2]:
+            if chunk is not None and chunk not in named and line == own[chunk][0] and \
+                    t.lstrip("@") == own[chunk][1]:
                 named.add(chunk)                             # the member's own name
-            elif nxt in DECLARED_BEFORE and prev not in (".", "::") and \
-                    self.declares(i, prev, nxt, scope):
+            elif nxt in DECLARED_BEFORE and not dotted and self.declares(i, prev, nxt, scope):
                 pass
             elif nxt == "(":
                 if self.is_declaration(i):
                     local.add((chunk, t.lstrip("@")))   # a local function (its calls,
                                                         # before or after: its member's own)
                 elif prev == "[":
-                    self.add(chunk, i, t, "type", "")      # an attribute
+                    collect(chunk, line, t.lstrip("@"), "type", "")      # an attribute
                 elif dotted or t not in scope:       # not a delegate held by a local
-                    self.add(chunk, i, t, "call", self.qualifier(i, scope))
+                    collect(chunk, line, t.lstrip("@"), "call", self.qualifier(i, scope))
             elif nxt in ("{", "=>") and not dotted and self.type_before(i) is not None:
                 pass                                         # a property's declaration
             elif nxt == "." and not dotted:
                 if t not in scope and starts_upper(t):
-                    self.add(chunk, i, t, "ref", "")       # a type's static, a property
+                    collect(chunk, line, t.lstrip("@"), "ref", "")  # a type's static, a property
             elif dotted:
                 qualifier = self.qualifier(i, scope)
                 if qualifier != "?":          # a member of who knows what: no reference
-                    self.add(chunk, i, t, "ref", qualifier)
+                    collect(chunk, line, t.lstrip("@"), "ref", qualifier)
             elif t not in scope and starts_upper(t):
-                self.add(chunk, i, t, "type" if after > i + 1 or after < n and name[after]
-                         else "ref", "")
+                collect(chunk, line, t.lstrip("@"), "type" if after > i + 1 or after < n and
+                        name[after] else "ref", "")
         self.uses.forget(local, "call")
         return self.uses.rows()
 
@@ -229,11 +248,9 @@ class _Uses:
         nxt = T[after] if after < n else ""
         chunk = self.owner[self.L[j]]
         qualifier = "".join(t.lstrip("@") for t in T[i + 1:j - 1])
-        self.add(chunk, j, T[j], "new" if nxt in ("(", "{") else "type", qualifier)
+        self.uses.add(chunk, self.L[j], T[j].lstrip("@"), "new" if nxt in ("(", "{") else "type",
+                      qualifier)
         return j + 1
-
-    def add(self, chunk, i, name, kind, qualifier):
-        self.uses.add(chunk, self.L[i], name.lstrip("@"), kind, qualifier)
 
     def after_generic(self, i):
         """The index after Name<...> at i (type arguments only), or i + 1."""
@@ -259,12 +276,12 @@ class _Uses:
         t = T[j]
         if t == ">":
             k = self.angles.get(j)
-            if k is None or k < 1 or not is_name(T[k - 1]):
+            if k is None or k < 1 or not self.name[k - 1]:
                 return None
             j = k - 1
         elif t in BUILTIN_TYPES:
             return "[]" if array else t
-        elif not (is_name(t) and t not in EXPRESSION_WORDS and t not in lexer.MODIFIERS):
+        elif not (self.name[j] and t not in EXPRESSION_WORDS and t not in lexer.MODIFIERS):
             return None
         return "[]" if array else self.dotted_before(j)
 
@@ -272,7 +289,7 @@ class _Uses:
         """The name at j with the names dotted before it: `A.B.C` (at most MAX_CHAIN)."""
         T = self.T
         parts = [T[j].lstrip("@")]
-        while j >= 2 and T[j - 1] == "." and is_name(T[j - 2]) and len(parts) < MAX_CHAIN:
+        while j >= 2 and T[j - 1] == "." and self.name[j - 2] and len(parts) < MAX_CHAIN:
             j -= 2
             parts.append(T[j].lstrip("@"))
         return ".".join(reversed(parts))
@@ -382,17 +399,25 @@ class _Uses:
 def angle_brackets(T, name):
     """{index of '<': index of its '>', and the other way round} for the brackets of type
     arguments: only names, dots, commas, ?, [] and brackets of their own between them. One
-    pass with a stack that any other token empties: linear. name: is_name of each token."""
-    pairs, stack = {}, []
-    for k, t in enumerate(T):
-        if t == "<":
-            stack.append(k)
-        elif t == ">":
-            if stack:
+    pass with a stack that any other token empties, from each `<` the stack is empty at (the
+    list's own search finds it): linear. name: is_name of each token."""
+    pairs, n, k = {}, len(T), -1
+    while k + 1 < n:
+        try:
+            k = T.index("<", k + 1)
+        except ValueError:
+            break
+        stack = [k]
+        while stack and k + 1 < n:
+            k += 1
+            t = T[k]
+            if t == "<":
+                stack.append(k)
+            elif t == ">":
                 o = stack.pop()
                 pairs[o], pairs[k] = k, o
-        elif stack and not (name[k] or t in TYPE_ARGUMENT_PUNCTUATION or t in BUILTIN_TYPES):
-            stack.clear()
+            elif not (name[k] or t in TYPE_ARGUMENT_PUNCTUATION or t in BUILTIN_TYPES):
+                break
     return pairs
 
 
