@@ -8,7 +8,10 @@ uses and decls tables' size on disk; and how fast a warm --callers answers.
 
 Step 1 runs as a build runs it (indexer.Indexer.run over the whole walk, the index's real
 tokenizer counting each window), into a new index each run; "without" replaces the
-extraction by one that reads nothing. Sizes come from SQLite's dbstat (each table with its
+extraction by one that reads nothing. The runs with it also time, inside the run, the CPU
+of the extraction and of writing the uses' rows: their share of the rest of the same run
+does not move with the shared host's speed, which drifts between runs by 20% and more.
+Sizes come from SQLite's dbstat (each table with its
 indexes). --callers is timed in process on a warm index (the questions' median over
 `--names` members whose names are called most, each asked once: afresh as query.py asks,
 and in turn on a long-lived index as the MCP server asks), and as the whole query.py
@@ -30,12 +33,26 @@ HERE = Path(__file__).resolve().parent
 
 
 def step_one(tree, db, extract):
-    """Seconds of step 1 over the whole tree into a new index at db."""
+    """(wall, CPU seconds) of step 1 over the whole tree into a new index at db, and the CPU
+    seconds spent inside it extracting the uses and writing their rows (0 without)."""
     from codebase_rag import indexer as indexer_module
     from codebase_rag.build_runs import open_for_write
+    from codebase_rag.store import Store
     from codebase_rag.walk import Ignore
-    saved = indexer_module.extract
-    if not extract:
+    saved = indexer_module.extract, Store.write_uses
+    spent = [0.0]
+
+    def timed(function):
+        def run(*args):
+            started = time.process_time()
+            try:
+                return function(*args)
+            finally:
+                spent[0] += time.process_time() - started
+        return run
+    if extract:
+        indexer_module.extract, Store.write_uses = timed(saved[0]), timed(saved[1])
+    else:
         indexer_module.extract = lambda text, chunks, language: ([], [])
     try:
         shutil.rmtree(db, ignore_errors=True)
@@ -44,9 +61,9 @@ def step_one(tree, db, extract):
         work = ix.walk_tree()
         started = time.process_time(), time.perf_counter()
         ix.run(work)
-        return time.perf_counter() - started[1], time.process_time() - started[0]
+        return time.perf_counter() - started[1], time.process_time() - started[0], spent[0]
     finally:
-        indexer_module.extract = saved
+        indexer_module.extract, Store.write_uses = saved
 
 
 def table_sizes(db):
@@ -127,7 +144,8 @@ def main():
         return
     work = args.work or Path(tempfile.mkdtemp(prefix="refs-cost-"))
     lines = ["| tree | files | step 1 without (s) | with (s) | added | CPU without (s) | "
-             "with (s) | added |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "with (s) | added | within the runs with: uses' CPU (s), share of the rest |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     sizes_lines, latency_lines = [], []
     for tree in args.trees:
         tree = tree.resolve()
@@ -142,9 +160,14 @@ def main():
             "SELECT COUNT(*) FROM files").fetchone()[0]
         wall = {k: statistics.median(r[0] for r in v) for k, v in runs.items()}
         cpu = {k: statistics.median(r[1] for r in v) for k, v in runs.items()}
+        # the share measured inside each run with the extraction: the machine's speed, which
+        # drifts between runs on a shared host, is the same for both parts of it
+        uses = statistics.median(r[2] for r in runs[True])
+        share = statistics.median(r[2] / (r[1] - r[2]) for r in runs[True])
         lines.append(f"| {tree.name} | {files:,} | {wall[False]:.1f} | {wall[True]:.1f} | "
                      f"{wall[True] / wall[False] - 1:+.1%} | {cpu[False]:.1f} | "
-                     f"{cpu[True]:.1f} | {cpu[True] / cpu[False] - 1:+.1%} |")
+                     f"{cpu[True]:.1f} | {cpu[True] / cpu[False] - 1:+.1%} | "
+                     f"{uses:.2f}, {share:+.1%} |")
         sizes, rows, total = table_sizes(db)     # the last run was with the extraction
         sizes_lines.append(
             f"| {tree.name} | {rows['chunks']:,} | {rows['uses']:,} | {rows['decls']:,} | "
