@@ -83,7 +83,7 @@ EXTRACTORS = {"csharp": "csharp", "python": "syntax", "typescript": "syntax",
               "go": "go", "rust": "rust", "c": "cfamily", "cpp": "cfamily"}
 # language -> the version of its uses: bump it when they change, and the next plain run
 # reads that language's files again (their vectors come back from the cache)
-USES_VERSIONS = {"csharp": 1, "python": 1, "typescript": 4, "javascript": 4, "java": 1,
+USES_VERSIONS = {"csharp": 1, "python": 1, "typescript": 4, "javascript": 4, "java": 2,
                  "go": 1, "rust": 1, "c": 2, "cpp": 2}
 
 

@@ -71,6 +71,7 @@ class Forms:
                                   # its first named child); a declared one is "=T[]"
     array_generics: frozenset = frozenset()   # generic types that are arrays: Array<T>
     element_methods: frozenset = frozenset()  # xs.m(x => ...) gives x each element of xs
+    inferred: frozenset = frozenset()     # type words that mean "the value's" (Java's var)
 
     def member_form(self, node_type):
         """The (node type, object field, name field) of a form of `a.b`, or None."""
@@ -112,7 +113,8 @@ FORMS = {
                   generic=frozenset(("generic_type",)), cast=("cast_expression", "type"),
                   class_nodes=frozenset(("class_declaration", "interface_declaration",
                                          "enum_declaration", "record_declaration",
-                                         "annotation_type_declaration"))),
+                                         "annotation_type_declaration")),
+                  inferred=frozenset(("var",))),
     "go": Forms("go.scm", frozenset(("identifier", "type_identifier", "package_identifier")),
                 ("selector_expression", "operand", "field"), ("call_expression", "function"),
                 new=("composite_literal", "type"),
@@ -432,7 +434,11 @@ class _Reader:
         of the value it was given when that is a call's result or a construction, else "?"
         (a local of unknown type hides any other meaning of its name)."""
         if f"{role}.type" in caps:
-            declared = self.type_of(caps[f"{role}.type"][0])
+            node = caps[f"{role}.type"][0]
+            if self.text(node) in self.forms.inferred:      # `var x = f()`: f's result
+                return self.form_of({f"{role}.value": caps[f"{role}.value"]}, role, chunk) \
+                    if f"{role}.value" in caps else "?"
+            declared = self.type_of(node)
             return "=" + declared.replace(".", ":") if declared else "?"
         if f"{role}.value" in caps:
             form = self.qualifier(caps[f"{role}.value"][0], chunk)

@@ -18,14 +18,13 @@
 ; types named anywhere (a name inside scoped_type_identifier: its last part)
 (type_identifier) @type.name
 
-; locals: parameters, declared names (a type; `var`: their value), for and catch names,
+; locals: parameters, declared names (a type; `var`: their value, Forms.inferred: a
+; predicate here costs a third of the query), for and catch names,
 ; lambdas' parameters (their type only inference gives)
 (formal_parameter type: (_) @local.type name: (identifier) @local.name)
 (spread_parameter (_) @local.type (variable_declarator name: (identifier) @local.name))
-(local_variable_declaration type: (_) @local.type (#not-eq? @local.type "var")
-    declarator: (variable_declarator name: (identifier) @local.name))
-(local_variable_declaration type: (type_identifier) @_var (#eq? @_var "var")
-    declarator: (variable_declarator name: (identifier) @local.name value: (_) @local.value))
+(local_variable_declaration type: (_) @local.type
+    declarator: (variable_declarator name: (identifier) @local.name value: (_)? @local.value))
 (enhanced_for_statement type: (_) @local.type name: (identifier) @local.name)
 (catch_formal_parameter name: (identifier) @local.name)
 (resource type: (_) @local.type name: (identifier) @local.name)
