@@ -58,7 +58,7 @@ FAMILIES = {
     "code": (
         ("int", " "), ("", "int "), ("", "int\t*"), ("", "PRIVATE_"), ("", "A_"), ("", "_"),
         ("", "A_ "), ("", "A_TRY_"), ("", "}A_"), ("", "static "), ("", "class A "),
-        ("", "A("), ("", "a::"), ("", "if "), ("", "a for "),
+        ("", "A("), ("", "a::"), ("", "if "), ("", "a for "), ("", "super("), ("", "this(\n"),
         ("", "("), ("", "(a"), ("", "f("), ("", "[["), ("", "template<"), ("", "{\n")),
     "comments and strings": (
         ("/** ", " ", " */"), ("/// ", " "), ("// ", " "), (" * ", " "), ("", "*"), ("", "/**/"),
@@ -315,7 +315,7 @@ FILE_FUNCTIONS = {          # read the file of every shape, as a chunker reads i
     **{f"chunk {lang.extensions[0]}": (lambda ext: lambda t: chunk_source("hostile" + ext, t))(
         lang.extensions[0]) for lang in LANGUAGES if lang.name != "javascript"},
     **{f"uses {ext}": (lambda ext: lambda t: uses_of_file("hostile" + ext, t))(ext)
-       for ext in (".c", ".cpp")},
+       for ext in (".c", ".cpp", ".java")},
 }
 
 
