@@ -1,23 +1,25 @@
 #!/usr/bin/env python3
 """What the references cost (issue 47): a first build's keyword phase (step 1: read, chunk,
-cut windows, write SQLite) with and without the uses' extraction, runs taken in turn; the
+cut windows, write SQLite) with and without the uses' extraction; the
 uses and decls tables' size on disk; and how fast a warm --callers answers.
 
     python bench/refs_cost.py TREE [TREE ...] [--runs 3] [--names 30] [--out FILE]
     python bench/refs_cost.py --db DB [--names 20] [--repeat 3]     (--callers only)
 
 Step 1 runs as a build runs it (indexer.Indexer.run over the whole walk, the index's real
-tokenizer counting each window), into a new index each run; "without" replaces the
-extraction by one that reads nothing. The runs with it also time, inside the run, the CPU
-of the extraction and of writing the uses' rows: their share of the rest of the same run
-does not move with the shared host's speed, which drifts between runs by 20% and more.
-Sizes come from SQLite's dbstat (each table with its
-indexes). --callers is timed in process on a warm index (the questions' median over
-`--names` members whose names are called most, each asked once: afresh as query.py asks,
-and in turn on a long-lived index as the MCP server asks), and as the whole query.py
-command (its median over 5 runs of one name).
+tokenizer counting each window), into a new index each run, each run a process of its own,
+with and without in turn, the order alternated (the pairs' ratios go to stderr); "without"
+replaces the extraction by one that reads nothing. The runs with it also time, inside the
+run, the CPU of the extraction and of writing the uses' rows: their share of the rest of
+the same run does not move with the shared host's speed, which drifts between runs by 20%
+and more. Sizes come from SQLite's dbstat (each table with its indexes). --callers is
+timed in process on a warm index (the questions' median over `--names` members whose names
+are called most, each asked once: afresh as query.py asks, and in turn on a long-lived
+index as the MCP server asks), and as the whole query.py command (its median over 5 runs
+of one name).
 """
 import argparse
+import json
 import os
 import random
 import shutil
@@ -133,7 +135,12 @@ def main():
     p.add_argument("--db", type=Path, help="only time --callers on this built index (its "
                    "--names most called names), --repeat times: each time's medians")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--one", nargs=3, metavar=("DB", "TREE", "EXTRACT"), help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.one:                              # one run of step 1, in a process of its own
+        db, tree, extract = args.one
+        print(json.dumps(step_one(Path(tree), Path(db), extract == "1")))
+        return
     if args.db:
         names = busiest(args.db, args.names)
         times = [callers_latency(args.db, names) for _ in range(args.repeat)]
@@ -151,9 +158,14 @@ def main():
         tree = tree.resolve()
         db = work / f"{tree.name}.db"
         runs = {True: [], False: []}
-        for _ in range(args.runs):
-            for extract in (False, True):
-                runs[extract].append(step_one(tree, db, extract))
+        for r in range(args.runs):            # each run its own process, the order alternated
+            for extract in (False, True) if r % 2 == 0 else (True, False):
+                into = db if extract else db.with_suffix(".without")     # db: a with run's
+                out = subprocess.run([sys.executable, __file__, "--one", str(into), str(tree),
+                                      str(int(extract))], capture_output=True, text=True,
+                                     check=True, env={**os.environ, "PYTHONPATH": str(
+                                         HERE.parent)}).stdout
+                runs[extract].append(json.loads(out.splitlines()[-1]))
                 print(tree.name, "with" if extract else "without", runs[extract][-1],
                       file=sys.stderr, flush=True)
         files = sqlite3.connect(db / "index.sqlite").execute(
@@ -163,12 +175,15 @@ def main():
         # the share measured inside each run with the extraction: the machine's speed, which
         # drifts between runs on a shared host, is the same for both parts of it
         uses = statistics.median(r[2] for r in runs[True])
+        pairs = [w[1] / wo[1] for w, wo in zip(runs[True], runs[False])]
+        print(tree.name, "the pairs' CPU ratios", [round(x, 3) for x in pairs], "median",
+              round(statistics.median(pairs), 3), file=sys.stderr, flush=True)
         share = statistics.median(r[2] / (r[1] - r[2]) for r in runs[True])
         lines.append(f"| {tree.name} | {files:,} | {wall[False]:.1f} | {wall[True]:.1f} | "
                      f"{wall[True] / wall[False] - 1:+.1%} | {cpu[False]:.1f} | "
                      f"{cpu[True]:.1f} | {cpu[True] / cpu[False] - 1:+.1%} | "
                      f"{uses:.2f}, {share:+.1%} |")
-        sizes, rows, total = table_sizes(db)     # the last run was with the extraction
+        sizes, rows, total = table_sizes(db)     # the last run with the extraction
         sizes_lines.append(
             f"| {tree.name} | {rows['chunks']:,} | {rows['uses']:,} | {rows['decls']:,} | "
             f"{sizes.get('uses', 0) / 2**20:.1f} | {sizes.get('decls', 0) / 2**20:.1f} | "
