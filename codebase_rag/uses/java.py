@@ -3,7 +3,8 @@ the tree's top says that a query reads badly: the package (every type's namespac
 `package` decl that gives the file's members theirs), the imports (a type `import a.b.C`,
 a package `import a.b.*`, a class's statics `import static a.b.C.m` and `.*`), and the
 explicit constructor calls `super(...)` and `this(...)` (named after the type they build).
-Linear: the top's children once, and each constructor call a bounded walk up to its class.
+Linear: the top's children once, and each place the text writes `super(` or `this(` a
+bounded walk down to it and up to its class.
 """
 import re
 

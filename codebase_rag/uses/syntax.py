@@ -433,11 +433,9 @@ class _Reader:
         """What a local or field holds, as a qualifier: "=T" for a declared type, the form
         of the value it was given when that is a call's result or a construction, else "?"
         (a local of unknown type hides any other meaning of its name)."""
-        if f"{role}.type" in caps:
-            node = caps[f"{role}.type"][0]
-            if self.text(node) in self.forms.inferred:      # `var x = f()`: f's result
-                return self.form_of({f"{role}.value": caps[f"{role}.value"]}, role, chunk) \
-                    if f"{role}.value" in caps else "?"
+        node = caps[f"{role}.type"][0] if f"{role}.type" in caps else None
+        if node is not None and not (self.forms.inferred and self.text(node) in
+                                     self.forms.inferred):   # `var x = f()`: f's result
             declared = self.type_of(node)
             return "=" + declared.replace(".", ":") if declared else "?"
         if f"{role}.value" in caps:

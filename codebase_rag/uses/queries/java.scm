@@ -19,7 +19,7 @@
 (type_identifier) @type.name
 
 ; locals: parameters, declared names (a type; `var`: their value, Forms.inferred: a
-; predicate here costs a third of the query), for and catch names,
+; predicate here costs half the query), for and catch names,
 ; lambdas' parameters (their type only inference gives)
 (formal_parameter type: (_) @local.type name: (identifier) @local.name)
 (spread_parameter (_) @local.type (variable_declarator name: (identifier) @local.name))
