@@ -84,19 +84,14 @@ def constructor_calls(tree, data, chunks, text, text_of):
 
 def explicit_calls(tree, data):
     """(the `super` or `this` of each explicit constructor call, the class around it or
-    None), in the text's order: found from where the text writes `super(` or `this(`, each
-    a walk down of at most MAX_DEPTH nodes and up of at most MAX_UP (a query over the whole
-    tree for these alone cost 15% of Java's extraction); by that query where the text
-    writes more than MAX_CANDIDATES of them."""
+    None), in the text's order: from where the text writes `super(` or `this(` (a query
+    over the whole tree for these alone cost 15% of Java's extraction; where the text
+    writes more than MAX_CANDIDATES of them, the query says where), each a walk down of at
+    most MAX_DEPTH nodes and up of at most MAX_UP."""
     starts = sorted(m.start() for pattern in CALL_TEXT for m in pattern.finditer(data))
     if len(starts) > MAX_CANDIDATES:
-        for _, caps in syntax.matches(_ctor_query(tree.language), tree.root_node):
-            node = caps["ctor"][0]
-            klass, steps = node.parent, 0
-            while klass is not None and klass.type not in CLASSES and steps < MAX_UP:
-                klass, steps = klass.parent, steps + 1
-            yield node, klass
-        return
+        starts = [caps["ctor"][0].start_byte
+                  for _, caps in syntax.matches(_ctor_query(tree.language), tree.root_node)]
     for start in starts:
         cursor = tree.walk()
         while cursor.depth < syntax.MAX_DEPTH and \
